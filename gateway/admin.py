@@ -1,0 +1,141 @@
+"""The console for merchants and their keys. Every change goes through gateway.services, which
+writes the audit record; credentials are shown once, on the page that follows a rotation."""
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from gateway import services
+from gateway.errors import GatewayError
+from gateway.models import ApiKey, AuditRecord, Merchant
+
+
+class MerchantCreateForm(forms.ModelForm):
+    class Meta:
+        model = Merchant
+        fields = ["code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit"]
+
+
+class RotateApiKeyForm(forms.Form):
+    grace_hours = forms.IntegerField(
+        min_value=0, max_value=24 * 30, initial=24,
+        help_text="How long the current key(s) keep working, in hours (0 revokes them now).")
+
+
+class ApiKeyInline(admin.TabularInline):
+    model = ApiKey
+    fields = ("prefix", "created_at", "expires_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Merchant)
+class MerchantAdmin(admin.ModelAdmin):
+    list_display = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit", "created_at")
+    list_filter = ("is_active", "s2s_enabled")
+    search_fields = ("code", "name")
+    readonly_fields = ("credential_actions", "created_at", "updated_at")
+    inlines = [ApiKeyInline]
+    show_full_result_count = False
+
+    def get_fields(self, request, obj=None):
+        base = ["code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit"]
+        return base + (["credential_actions", "created_at", "updated_at"] if obj else [])
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("code", *self.readonly_fields) if obj else ()
+
+    @admin.display(description="credentials")
+    def credential_actions(self, obj):
+        links = [
+            (reverse("admin:gateway_merchant_rotate", args=[obj.pk, kind]), label)
+            for kind, label in (("api-key", "Rotate API key"), ("secret-key", "Rotate secret key"),
+                                ("webhook-secret", "Rotate webhook secret"))
+        ]
+        return format_html(" · ".join('<a class="button" href="{}">{}</a>' for _ in links),
+                           *[part for link in links for part in link])
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            # Creation goes through the service so that credentials are made and shown once.
+            credentials = services.merchant_create(
+                code=obj.code, name=obj.name, webhook_url=obj.webhook_url, s2s_enabled=obj.s2s_enabled,
+                rate_limit=obj.rate_limit, actor=request.user)
+            obj.pk = Merchant.objects.get(code=obj.code).pk
+            request._new_credentials = credentials
+            return
+        before = services.merchant_snapshot(Merchant.objects.get(pk=obj.pk))
+        try:
+            services.merchant_update(merchant=obj, actor=request.user, before=before)
+        except GatewayError as exc:
+            messages.error(request, exc.message)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        credentials = getattr(request, "_new_credentials", None)
+        if credentials:
+            return self._show_once(request, obj, "New merchant", credentials.as_dict())
+        return super().response_add(request, obj, post_url_continue)
+
+    def get_urls(self):
+        return [
+            path("<int:merchant_id>/rotate/<str:kind>/", self.admin_site.admin_view(self.rotate_view),
+                 name="gateway_merchant_rotate"),
+        ] + super().get_urls()
+
+    def _show_once(self, request, merchant, title, values):
+        context = {**self.admin_site.each_context(request), "title": title, "merchant": merchant,
+                   "values": values, "opts": self.model._meta}
+        response = TemplateResponse(request, "admin/gateway/merchant/show_once.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
+
+    def rotate_view(self, request, merchant_id, kind):
+        if not request.user.has_perm("gateway.change_merchant"):
+            raise PermissionDenied
+        merchant = get_object_or_404(Merchant, pk=merchant_id)
+        if kind not in ("api-key", "secret-key", "webhook-secret"):
+            raise PermissionDenied
+        form = RotateApiKeyForm(request.POST or None) if kind == "api-key" else None
+        if request.method == "POST" and (form is None or form.is_valid()):
+            if kind == "api-key":
+                value = services.merchant_rotate_api_key(
+                    merchant=merchant, grace_seconds=form.cleaned_data["grace_hours"] * 3600, actor=request.user)
+                values = {"apiKey": value}
+            elif kind == "secret-key":
+                values = {"secretKey": services.merchant_rotate_secret_key(merchant=merchant, actor=request.user)}
+            else:
+                values = {"webhookSecret": services.merchant_rotate_webhook_secret(merchant=merchant, actor=request.user)}
+            return self._show_once(request, merchant, f"New {kind.replace('-', ' ')}", values)
+        context = {**self.admin_site.each_context(request), "title": f"Rotate {kind.replace('-', ' ')}",
+                   "merchant": merchant, "form": form, "kind": kind, "opts": self.model._meta}
+        return TemplateResponse(request, "admin/gateway/merchant/rotate.html", context)
+
+
+@admin.register(AuditRecord)
+class AuditRecordAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "actor_name", "action", "object_type", "object_id", "merchant")
+    list_filter = ("action", "object_type")
+    search_fields = ("actor_name", "object_id", "merchant__code", "action")
+    readonly_fields = [f.name for f in AuditRecord._meta.fields]
+    list_select_related = ("merchant",)
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+admin.site.site_header = "Payment gateway console"
+admin.site.site_title = "Gateway console"

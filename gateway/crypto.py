@@ -1,0 +1,63 @@
+"""Secrets at rest and API-key hashing.
+
+Merchant secrets (the secret key and the webhook secret) must be readable by the service, so
+they are encrypted with Fernet under GATEWAY_ENCRYPTION_KEYS: the first key encrypts, every key
+decrypts, and `manage.py reencrypt_secrets` moves everything to the first key. API keys are
+only ever compared, so only a hash is kept.
+"""
+import hashlib
+import hmac
+import secrets
+from functools import lru_cache
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from django.conf import settings
+
+
+@lru_cache(maxsize=4)
+def _fernet(keys: tuple[str, ...]) -> MultiFernet:
+    return MultiFernet([Fernet(k.encode()) for k in keys])
+
+
+def fernet() -> MultiFernet:
+    return _fernet(tuple(settings.GATEWAY_ENCRYPTION_KEYS))
+
+
+def encrypt(plaintext: str) -> str:
+    return fernet().encrypt(plaintext.encode()).decode()
+
+
+def decrypt(token: str) -> str:
+    try:
+        return fernet().decrypt(token.encode()).decode()
+    except InvalidToken as exc:  # a key was removed before re-encryption
+        raise RuntimeError("a merchant secret cannot be decrypted with GATEWAY_ENCRYPTION_KEYS") from exc
+
+
+def reencrypt(token: str) -> str:
+    """Decrypt with any configured key, encrypt with the first."""
+    return fernet().rotate(token.encode()).decode()
+
+
+def is_current(token: str) -> bool:
+    """True when `token` is already encrypted under the first key."""
+    first = Fernet(settings.GATEWAY_ENCRYPTION_KEYS[0].encode())
+    try:
+        first.decrypt(token.encode())
+    except InvalidToken:
+        return False
+    return True
+
+
+def random_token(nbytes: int = 24) -> str:
+    return secrets.token_urlsafe(nbytes)
+
+
+def hash_api_key(raw_key: str) -> str:
+    """API keys carry 192 random bits, so one keyed SHA-256 is enough (no slow KDF needed);
+    the key (Django's SECRET_KEY) means a leaked table alone cannot test guesses."""
+    return hmac.new(settings.SECRET_KEY.encode(), raw_key.encode(), hashlib.sha256).hexdigest()
+
+
+def constant_time_equals(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode(), b.encode())

@@ -1,0 +1,90 @@
+"""The merchant platform: merchants, their API keys and the staff audit log."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+from django.utils import timezone
+
+from gateway import crypto
+
+merchant_code_validator = RegexValidator(
+    r"^[A-Za-z0-9_-]{2,50}$", "2 to 50 letters, digits, underscores or hyphens."
+)
+
+
+class Merchant(models.Model):
+    code = models.CharField("merchant code (merchantId)", max_length=50, unique=True,
+                            validators=[merchant_code_validator])
+    name = models.CharField(max_length=200)
+    is_active = models.BooleanField(default=True)
+    s2s_enabled = models.BooleanField("S2S enabled", default=False)
+    webhook_url = models.URLField("webhook address", max_length=500, blank=True)
+    rate_limit = models.PositiveIntegerField(
+        "rate limit (requests/second)", null=True, blank=True, validators=[MinValueValidator(1)],
+        help_text="Empty: the default from settings.",
+    )
+    secret_key_encrypted = models.TextField(editable=False)
+    webhook_secret_encrypted = models.TextField(editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["code"]
+
+    def __str__(self) -> str:
+        return f"{self.code} ({self.name})"
+
+    @property
+    def secret_key(self) -> str:
+        return crypto.decrypt(self.secret_key_encrypted)
+
+    @property
+    def webhook_secret(self) -> str:
+        return crypto.decrypt(self.webhook_secret_encrypted)
+
+    @property
+    def effective_rate_limit(self) -> int:
+        return self.rate_limit or settings.DEFAULT_RATE_LIMIT_PER_SECOND
+
+
+class ApiKey(models.Model):
+    """One API key of a merchant. Only a keyed hash is stored; `prefix` finds the row."""
+
+    PREFIX_LENGTH = 16
+
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="api_keys")
+    prefix = models.CharField(max_length=PREFIX_LENGTH, unique=True)
+    key_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Set when the key is rotated away: the key keeps working until then (grace period).
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.merchant.code})"
+
+    def is_valid(self, now=None) -> bool:
+        return self.expires_at is None or self.expires_at > (now or timezone.now())
+
+
+class AuditRecord(models.Model):
+    """Who did what to which object, when, with the before and after (never a secret)."""
+
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    actor_name = models.CharField(max_length=150, blank=True)
+    action = models.CharField(max_length=100)
+    merchant = models.ForeignKey(Merchant, null=True, blank=True, on_delete=models.SET_NULL)
+    object_type = models.CharField(max_length=100)
+    object_id = models.CharField(max_length=100)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_name} {self.action} {self.object_type}:{self.object_id}"

@@ -1,0 +1,36 @@
+"""Per-merchant rate limit: a fixed one-second window counted in Django's cache (Redis when
+REDIS_URL is set), so every web worker shares one count.
+
+The limit is the merchant's own `rate_limit` or DEFAULT_RATE_LIMIT_PER_SECOND. Requests that
+fail authentication are counted per client address against the default limit.
+"""
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+from rest_framework.throttling import BaseThrottle
+
+from gateway.models import Merchant
+
+
+class MerchantRateThrottle(BaseThrottle):
+    def allow_request(self, request, view):
+        merchant = request.user if isinstance(request.user, Merchant) else None
+        if merchant is not None:
+            limit, ident = merchant.effective_rate_limit, f"m:{merchant.pk}"
+        else:
+            limit, ident = settings.DEFAULT_RATE_LIMIT_PER_SECOND, f"ip:{self.get_ident(request)}"
+        window = int(time.time())
+        key = f"rl:{ident}:{window}"
+        cache.add(key, 0, timeout=5)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # evicted between add and incr
+            cache.set(key, 1, timeout=5)
+            count = 1
+        request.rate_limit = (limit, max(0, limit - count))
+        self._wait = window + 1 - time.time()
+        return count <= limit
+
+    def wait(self):
+        return max(1.0, self._wait)

@@ -1,0 +1,159 @@
+"""Every write on merchants and their credentials. Raw secrets leave only as return values,
+to be shown once."""
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict, dataclass
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from gateway import crypto
+from gateway.errors import ValidationError
+from gateway.models import ApiKey, AuditRecord, Merchant, merchant_code_validator
+from gateway.urlcheck import validate_webhook_url
+
+AUDITED_FIELDS = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit")
+
+
+@dataclass(frozen=True)
+class MerchantCredentials:
+    merchantId: str
+    apiKey: str
+    secretKey: str
+    webhookSecret: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _new_api_key_value() -> str:
+    return "gwk_" + secrets.token_urlsafe(24)
+
+
+def _new_secret_key_value() -> str:
+    return "gws_" + secrets.token_hex(32)
+
+
+def _new_webhook_secret_value() -> str:
+    return "whsec_" + secrets.token_urlsafe(32)
+
+
+def merchant_snapshot(merchant: Merchant) -> dict:
+    """The audited view of a merchant: never a secret, not even encrypted."""
+    return {name: getattr(merchant, name) for name in AUDITED_FIELDS}
+
+
+def audit_record(*, actor, action: str, obj, merchant: Merchant | None = None,
+                 before: dict | None = None, after: dict | None = None) -> AuditRecord:
+    return AuditRecord.objects.create(
+        actor=actor if getattr(actor, "pk", None) else None,
+        actor_name=getattr(actor, "get_username", lambda: str(actor or "system"))(),
+        action=action,
+        merchant=merchant,
+        object_type=obj._meta.label if hasattr(obj, "_meta") else type(obj).__name__,
+        object_id=str(getattr(obj, "pk", obj)),
+        before=before,
+        after=after,
+    )
+
+
+def _api_key_create(merchant: Merchant) -> str:
+    raw = _new_api_key_value()
+    ApiKey.objects.create(merchant=merchant, prefix=raw[: ApiKey.PREFIX_LENGTH],
+                          key_hash=crypto.hash_api_key(raw))
+    return raw
+
+
+@transaction.atomic
+def merchant_create(*, code: str, name: str, webhook_url: str = "", s2s_enabled: bool = False,
+                    rate_limit: int | None = None, actor=None) -> MerchantCredentials:
+    """Onboard a merchant. Raises ValidationError for a bad code, address or limit, or a
+    code already taken. Returns the credentials, which are never shown again."""
+    try:
+        merchant_code_validator(code)
+    except Exception:
+        raise ValidationError("must be 2 to 50 letters, digits, underscores or hyphens", field="code") from None
+    if not name or len(name) > 200:
+        raise ValidationError("must be 1 to 200 characters", field="name")
+    if webhook_url:
+        validate_webhook_url(webhook_url, field="webhookUrl")
+    if rate_limit is not None and rate_limit < 1:
+        raise ValidationError("must be at least 1 request per second", field="rateLimit")
+    if Merchant.objects.filter(code=code).exists():
+        raise ValidationError(f"merchant {code} already exists", field="code")
+    secret_key = _new_secret_key_value()
+    webhook_secret = _new_webhook_secret_value()
+    merchant = Merchant.objects.create(
+        code=code, name=name, webhook_url=webhook_url, s2s_enabled=s2s_enabled, rate_limit=rate_limit,
+        secret_key_encrypted=crypto.encrypt(secret_key),
+        webhook_secret_encrypted=crypto.encrypt(webhook_secret),
+    )
+    api_key = _api_key_create(merchant)
+    audit_record(actor=actor, action="merchant.create", obj=merchant, merchant=merchant,
+                 after=merchant_snapshot(merchant))
+    return MerchantCredentials(merchant.code, api_key, secret_key, webhook_secret)
+
+
+@transaction.atomic
+def merchant_update(*, merchant: Merchant, actor, before: dict) -> Merchant:
+    """Record a staff edit made through the admin form (the form has already validated it)."""
+    if merchant.webhook_url:
+        validate_webhook_url(merchant.webhook_url, field="webhook_url")
+    merchant.save()
+    audit_record(actor=actor, action="merchant.update", obj=merchant, merchant=merchant,
+                 before=before, after=merchant_snapshot(merchant))
+    return merchant
+
+
+@transaction.atomic
+def merchant_rotate_api_key(*, merchant: Merchant, grace_seconds: int = 0, actor=None) -> str:
+    """Issue a new API key. Existing keys stay valid for `grace_seconds` (0: revoked now)."""
+    if grace_seconds < 0:
+        raise ValidationError("must not be negative", field="grace_seconds")
+    expires = timezone.now() + timedelta(seconds=grace_seconds)
+    old = list(ApiKey.objects.select_for_update().filter(merchant=merchant))
+    for key in old:
+        if key.expires_at is None or key.expires_at > expires:
+            key.expires_at = expires
+            key.save(update_fields=["expires_at"])
+    raw = _api_key_create(merchant)
+    audit_record(actor=actor, action="merchant.rotate_api_key", obj=merchant, merchant=merchant,
+                 after={"old_keys_valid_until": expires.isoformat(), "old_key_prefixes": [k.prefix for k in old]})
+    return raw
+
+
+@transaction.atomic
+def merchant_rotate_secret_key(*, merchant: Merchant, actor=None) -> str:
+    raw = _new_secret_key_value()
+    merchant.secret_key_encrypted = crypto.encrypt(raw)
+    merchant.save(update_fields=["secret_key_encrypted", "updated_at"])
+    audit_record(actor=actor, action="merchant.rotate_secret_key", obj=merchant, merchant=merchant)
+    return raw
+
+
+@transaction.atomic
+def merchant_rotate_webhook_secret(*, merchant: Merchant, actor=None) -> str:
+    raw = _new_webhook_secret_value()
+    merchant.webhook_secret_encrypted = crypto.encrypt(raw)
+    merchant.save(update_fields=["webhook_secret_encrypted", "updated_at"])
+    audit_record(actor=actor, action="merchant.rotate_webhook_secret", obj=merchant, merchant=merchant)
+    return raw
+
+
+def secrets_reencrypt() -> int:
+    """Re-encrypt every merchant secret under the first key of GATEWAY_ENCRYPTION_KEYS.
+    Returns how many merchants changed. Safe to run twice and while serving."""
+    changed = 0
+    for merchant_id in Merchant.objects.values_list("id", flat=True):
+        with transaction.atomic():
+            # Lock so a concurrent rotation is not overwritten with the old secret.
+            merchant = Merchant.objects.select_for_update().get(id=merchant_id)
+            if crypto.is_current(merchant.secret_key_encrypted) and crypto.is_current(merchant.webhook_secret_encrypted):
+                continue
+            merchant.secret_key_encrypted = crypto.reencrypt(merchant.secret_key_encrypted)
+            merchant.webhook_secret_encrypted = crypto.reencrypt(merchant.webhook_secret_encrypted)
+            merchant.save(update_fields=["secret_key_encrypted", "webhook_secret_encrypted"])
+            changed += 1
+    return changed

@@ -1,0 +1,241 @@
+"""Settings, read from the environment exactly as CONTRACT.md names them.
+
+Every variable has an embedded default so that `scripts/quickstart` runs with nothing but
+Python: SQLite under var/, a local-memory cache and a file-system Celery broker. Production
+(GATEWAY_ENV=production) refuses the development defaults for secrets.
+"""
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+DEV_SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production-0123456789"
+# A Fernet key (urlsafe base64 of 32 bytes) for development only.
+DEV_ENCRYPTION_KEY = "ZGV2LW9ubHktZ2F0ZXdheS1lbmNyeXB0aW9uLWtleSE="
+
+GATEWAY_ENV = env.str("GATEWAY_ENV", default="staging")
+if GATEWAY_ENV not in ("staging", "production"):
+    raise ImproperlyConfigured("GATEWAY_ENV must be 'staging' or 'production'")
+IS_PRODUCTION = GATEWAY_ENV == "production"
+
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=DEV_SECRET_KEY)
+GATEWAY_ENCRYPTION_KEYS = env.list("GATEWAY_ENCRYPTION_KEYS", default=[DEV_ENCRYPTION_KEY])
+if IS_PRODUCTION:
+    if SECRET_KEY == DEV_SECRET_KEY:
+        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set in production")
+    if DEV_ENCRYPTION_KEY in GATEWAY_ENCRYPTION_KEYS:
+        raise ImproperlyConfigured("GATEWAY_ENCRYPTION_KEYS must be set in production")
+
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+GATEWAY_PUBLIC_URL = env.str("GATEWAY_PUBLIC_URL", default="http://127.0.0.1:8000").rstrip("/")
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["*"] if not IS_PRODUCTION else [])
+if IS_PRODUCTION and not ALLOWED_HOSTS:
+    from urllib.parse import urlsplit
+
+    ALLOWED_HOSTS = [urlsplit(GATEWAY_PUBLIC_URL).hostname]
+CSRF_TRUSTED_ORIGINS = [GATEWAY_PUBLIC_URL]
+CSRF_FAILURE_VIEW = "gateway.views.csrf_failure"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "gateway",
+    "webhooks",
+    "payments",
+    "refunds",
+    "tokens",
+]
+
+MIDDLEWARE = [
+    "gateway.middleware.TraceIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "gateway.middleware.ApiErrorMiddleware",
+]
+APPEND_SLASH = False
+
+ROOT_URLCONF = "gateway.urls"
+WSGI_APPLICATION = "gateway.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "gateway.context_processors.gateway",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'gateway.sqlite3'}"),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # psycopg 3's pool keeps connections warm across requests in one worker process.
+    DATABASES["default"].setdefault("OPTIONS", {})
+    if env.bool("DATABASE_POOL", default=False):
+        DATABASES["default"]["OPTIONS"]["pool"] = {"min_size": 1, "max_size": 4}
+    else:
+        DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+FORMS_URLFIELD_ASSUME_HTTPS = True
+
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="gw"),
+        }
+    }
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # A broker that needs no server: messages are files under var/celery.
+    CELERY_BROKER_URL = "filesystem://"
+    _broker_dir = str(VAR_DIR / "celery" / "messages")
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": _broker_dir,
+        "data_folder_out": _broker_dir,
+        "processed_folder": str(VAR_DIR / "celery" / "processed"),
+        "store_processed": False,
+    }
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True  # a killed worker's task is redelivered, not lost
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# Safety nets: the beat sweeps pick up whatever a lost message or a dead worker left behind.
+CELERY_BEAT_SCHEDULE = {
+    "webhook-deliveries-due": {"task": "webhooks.tasks.deliveries_due_sweep", "schedule": 5.0},
+    "payments-expire": {"task": "payments.tasks.payments_expire_sweep", "schedule": 10.0},
+    "idempotency-cleanup": {"task": "payments.tasks.idempotency_records_cleanup", "schedule": 3600.0},
+    "refunds-pending": {"task": "refunds.tasks.refunds_pending_sweep", "schedule": 30.0},
+}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-in"
+TIME_ZONE = "Asia/Kolkata"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+
+# Requests larger than this are refused with VALIDATION_ERROR naming the body.
+API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=64 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+
+# Request timestamps may run this far ahead of our clock before they count as "future".
+REQUEST_CLOCK_SKEW_SECONDS = env.int("REQUEST_CLOCK_SKEW_SECONDS", default=30)
+REQUEST_MAX_AGE_SECONDS = 300
+
+# Per-merchant API rate limit in requests per second, unless the merchant has its own.
+DEFAULT_RATE_LIMIT_PER_SECOND = env.int("DEFAULT_RATE_LIMIT_PER_SECOND", default=50)
+
+CHECKOUT_SESSION_TTL_SECONDS = env.int("CHECKOUT_SESSION_TTL_SECONDS", default=1800)
+SANDBOX_UPI_SUCCESS_DELAY_SECONDS = env.float("SANDBOX_UPI_SUCCESS_DELAY_SECONDS", default=5)
+SANDBOX_UPI_TIMEOUT_SECONDS = env.int("SANDBOX_UPI_TIMEOUT_SECONDS", default=900)
+# Seconds between delivery attempts after a failed one; the delivery is dead after the last.
+# 10s, 1m, 5m, 30m, 2h, 6h, 12h, 24h: first retry within 10 s, 44h36m in all.
+WEBHOOK_RETRY_SCHEDULE = env.list(
+    "WEBHOOK_RETRY_SCHEDULE", cast=int, default=[10, 60, 300, 1800, 7200, 21600, 43200, 86400]
+)
+WEBHOOK_TIMEOUT_SECONDS = 10
+# Development and tests may deliver to loopback and private addresses; production may not.
+WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", default=not IS_PRODUCTION)
+
+# The acquirer used for payments. Only the sandbox simulator ships; production needs a real one.
+GATEWAY_ACQUIRER = env.str("GATEWAY_ACQUIRER", default="" if IS_PRODUCTION else "sandbox")
+if IS_PRODUCTION and GATEWAY_ACQUIRER in ("", "sandbox"):
+    raise ImproperlyConfigured(
+        "GATEWAY_ENV=production needs a real acquirer: set GATEWAY_ACQUIRER to one. The sandbox "
+        "simulator moves no money and is refused in production, and no other acquirer ships yet."
+    )
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["gateway.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["gateway.auth.IsMerchant"],
+    "DEFAULT_THROTTLE_CLASSES": ["gateway.ratelimit.MerchantRateThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "gateway.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Payment Gateway API",
+    "DESCRIPTION": "Merchant-facing interface, version 2.4.0. Amounts are integer paise.",
+    "VERSION": "2.4.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# Content-Security-Policy (django-csp 4): applied by the checkout views' decorator.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "style-src": ["'self'"],
+        "script-src": ["'self'"],
+        "form-action": ["'self'", "http:", "https:"],
+        "frame-ancestors": ["'none'"],
+        "base-uri": ["'none'"],
+    }
+}
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+if IS_PRODUCTION:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"trace": {"()": "gateway.logging.TraceFilter"}},
+    "formatters": {"json": {"()": "gateway.logging.JsonFormatter"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["trace"]},
+    },
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {
+        "django.request": {"level": "ERROR"},
+        "django.server": {"level": "WARNING"},
+    },
+}

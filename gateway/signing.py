@@ -1,0 +1,74 @@
+"""Every signature the gateway checks or makes, in one place.
+
+- request checksum: lowercase hex HMAC-SHA256 of fields joined by "|", keyed with the
+  merchant's secret key (interface.md, Authentication 4);
+- request timestamp: Unix seconds, at most 5 minutes old, at most REQUEST_CLOCK_SKEW_SECONDS
+  ahead of our clock (interface.md, Authentication 5);
+- webhook signature: "<ms>.<base64 HMAC-SHA256 of '<ms>.<raw body>'>" keyed with the webhook
+  secret (interface.md, Authentication 6);
+- return-redirect signature: lowercase hex HMAC-SHA256 of the other parameters as key=value,
+  sorted by key, joined by "|" (CONTRACT.md, Return to the merchant).
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import time
+
+from django.conf import settings
+
+from gateway.errors import InvalidSignature, InvalidTimestamp, RequestExpired
+
+
+def hmac_hex(key: str, message: str) -> str:
+    return hmac.new(key.encode(), message.encode(), hashlib.sha256).hexdigest()
+
+
+def checksum_base(*parts) -> str:
+    return "|".join(str(p) for p in parts)
+
+
+def compute_checksum(secret_key: str, *parts) -> str:
+    return hmac_hex(secret_key, checksum_base(*parts))
+
+
+def verify_checksum(secret_key: str, given, *parts) -> None:
+    """Raise InvalidSignature unless `given` is the checksum of `parts` (constant time)."""
+    if not isinstance(given, str):
+        raise InvalidSignature()
+    expected = compute_checksum(secret_key, *parts)
+    if not hmac.compare_digest(expected.encode(), given.encode()):
+        raise InvalidSignature()
+
+
+def verify_timestamp(timestamp, *, now: float | None = None) -> int:
+    """Accept a Unix-seconds timestamp no older than 300 s and no further ahead than the
+    allowed clock skew. Raises InvalidTimestamp (missing, not an integer, future) or
+    RequestExpired (too old)."""
+    if timestamp is None or timestamp == "" or isinstance(timestamp, bool):
+        raise InvalidTimestamp()
+    try:
+        value = int(timestamp)
+    except (TypeError, ValueError):
+        raise InvalidTimestamp("timestamp must be Unix seconds as an integer.") from None
+    if isinstance(timestamp, float) and timestamp != value:
+        raise InvalidTimestamp("timestamp must be Unix seconds as an integer.")
+    now = int(time.time() if now is None else now)
+    if value > now + settings.REQUEST_CLOCK_SKEW_SECONDS:
+        raise InvalidTimestamp("timestamp is in the future.")
+    if now - value > settings.REQUEST_MAX_AGE_SECONDS:
+        raise RequestExpired()
+    return value
+
+
+def webhook_signature(webhook_secret: str, body: bytes, timestamp_ms: int) -> str:
+    """The X-Service-Signature header value for `body` sent at `timestamp_ms`."""
+    signed = str(timestamp_ms).encode() + b"." + body
+    digest = hmac.new(webhook_secret.encode(), signed, hashlib.sha256).digest()
+    return f"{timestamp_ms}.{base64.b64encode(digest).decode()}"
+
+
+def return_signature(secret_key: str, params: dict) -> str:
+    base = "|".join(f"{k}={params[k]}" for k in sorted(params) if k != "signature")
+    return hmac_hex(secret_key, base)

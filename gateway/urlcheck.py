@@ -1,0 +1,33 @@
+"""Checks on merchant webhook addresses, so the gateway cannot be aimed at its own network."""
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+from gateway.errors import ValidationError
+
+
+def _is_private(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    return (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast
+            or ip.is_reserved or ip.is_unspecified)
+
+
+def validate_webhook_url(url: str, *, field: str = "webhookUrl") -> str:
+    """Accept http(s) addresses with a host; outside development, refuse any host that
+    resolves to a loopback, private, link-local or otherwise internal address."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValidationError("must be an http or https address with a host", field=field)
+    if parts.username or parts.password:
+        raise ValidationError("must not carry credentials", field=field)
+    if settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES:
+        return url
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    except socket.gaierror:
+        raise ValidationError("host does not resolve", field=field) from None
+    if any(_is_private(info[4][0]) for info in infos):
+        raise ValidationError("must not point at a loopback, private or link-local address", field=field)
+    return url
