@@ -1,1 +1,138 @@
-"""Models of this app."""
+"""Payments of both flows (hosted checkout and S2S UPI) and their append-only event log."""
+from __future__ import annotations
+
+import secrets
+import string
+
+from django.db import models
+from django.db.models import Q
+
+from gateway.models import Merchant
+
+_ALPHABET = string.ascii_uppercase + string.digits
+
+
+def new_txn_id() -> str:
+    return "SP" + "".join(secrets.choice(_ALPHABET) for _ in range(18))
+
+
+def new_payment_id() -> str:
+    return "pay_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(20))
+
+
+class Payment(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "PENDING"          # hosted session open, no method chosen yet
+        PROCESSING = "PROCESSING"    # a method is in flight (S2S on creation; hosted after choosing)
+        SUCCESS = "SUCCESS"
+        FAILED = "FAILED"
+        EXPIRED = "EXPIRED"
+
+    class Flow(models.TextChoices):
+        HOSTED = "HOSTED"
+        S2S = "S2S"
+
+    class Mode(models.TextChoices):
+        UPI = "UPI"
+        CARD = "CARD"
+        NB = "NB", "Net banking"
+        WALLET = "WALLET"
+        NEFT = "NEFT"
+        RTGS = "RTGS"
+        CHALLAN = "CHALLAN", "Cash challan"
+
+    class S2SMode(models.TextChoices):
+        UPI_QR = "UPI_QR"
+        UPI_INTENT = "UPI_INTENT"
+
+    FINAL_STATUSES = (Status.SUCCESS, Status.FAILED, Status.EXPIRED)
+
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="payments")
+    flow = models.CharField(max_length=10, choices=Flow.choices)
+    sabpaisa_txn_id = models.CharField("sabpaisaTxnId", max_length=24, unique=True, default=new_txn_id)
+    payment_id = models.CharField("paymentId", max_length=32, unique=True, default=new_payment_id)
+    merchant_txn_id = models.CharField("merchantTxnId", max_length=100)
+    amount = models.BigIntegerField(help_text="paise")
+    currency = models.CharField(max_length=3, default="INR")
+    status = models.CharField(max_length=12, choices=Status.choices, db_index=True)
+    payment_mode = models.CharField(max_length=10, choices=Mode.choices, blank=True)
+    s2s_mode = models.CharField(max_length=12, choices=S2SMode.choices, blank=True)
+
+    customer_name = models.CharField(max_length=100, blank=True)
+    customer_email = models.CharField(max_length=255, blank=True, db_index=True)
+    customer_phone = models.CharField(max_length=20, blank=True, db_index=True)
+    description = models.CharField(max_length=500, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    udf = models.JSONField("udf1..udf20", default=dict, blank=True)
+    return_url = models.URLField(max_length=2000, blank=True)
+
+    # Hosted checkout: the session secret is shown once and kept as a SHA-256 hash.
+    client_secret_hash = models.CharField(max_length=64, blank=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    # What the acquirer told us. Card data is limited to what the card-data rules allow.
+    bank_rrn = models.CharField("bank reference (RRN)", max_length=40, blank=True, db_index=True)
+    paid_amount = models.BigIntegerField(null=True, blank=True, help_text="paise")
+    failure_reason = models.CharField(max_length=200, blank=True)
+    payer_vpa = models.CharField(max_length=100, blank=True)
+    card_last4 = models.CharField(max_length=4, blank=True)
+    card_network = models.CharField(max_length=20, blank=True)
+    card_issuer = models.CharField(max_length=60, blank=True)
+    bank_code = models.CharField(max_length=20, blank=True, help_text="net banking bank or wallet code")
+    transfer_reference = models.CharField(max_length=40, blank=True, db_index=True,
+                                          help_text="NEFT/RTGS/challan reference the customer quotes")
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # One merchantTxnId per merchant across both flows: the database is the guarantee.
+            models.UniqueConstraint(fields=["merchant", "merchant_txn_id"], name="payment_unique_merchant_txn"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="payment_amount_positive"),
+            models.CheckConstraint(condition=Q(paid_amount__isnull=True) | Q(paid_amount__gt=0),
+                                   name="payment_paid_amount_positive"),
+        ]
+        indexes = [
+            models.Index(fields=["merchant", "-created_at"], name="payment_merchant_created"),
+            # The expiry sweep scans only open payments.
+            models.Index(fields=["expires_at"], name="payment_open_expiry",
+                         condition=Q(status__in=["PENDING", "PROCESSING"])),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sabpaisa_txn_id} {self.merchant_txn_id} {self.status}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.FINAL_STATUSES
+
+    @property
+    def enquiry_status(self) -> str:
+        """The interface's enquiry enum has no PROCESSING: it reads as PENDING."""
+        return self.Status.PENDING if self.status == self.Status.PROCESSING else self.status
+
+
+class PaymentEvent(models.Model):
+    """Append-only story of a payment: status changes, acquirer answers, redirects."""
+
+    class Kind(models.TextChoices):
+        STATUS = "status"
+        ACQUIRER = "acquirer"
+        REDIRECT = "redirect"
+        NOTE = "note"
+
+    payment = models.ForeignKey(Payment, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    from_status = models.CharField(max_length=12, blank=True)
+    to_status = models.CharField(max_length=12, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["payment", "created_at"], name="paymentevent_payment_time")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.from_status}->{self.to_status}"

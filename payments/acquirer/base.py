@@ -1,0 +1,70 @@
+"""What the gateway needs from an acquirer (a bank or processor), and what it gets back.
+
+Callers never hold a payment row lock while calling these methods: lock, move to PROCESSING,
+commit; call the acquirer; then lock again and record the answer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Protocol
+
+from payments.cards import CardInput
+from payments.models import Payment
+
+
+class Outcome(str, Enum):
+    APPROVED = "approved"      # money moved; `reference` is the bank reference (RRN)
+    DECLINED = "declined"      # a final no; `message` says why
+    PENDING = "pending"        # accepted; the final answer comes later (callback or task)
+    CHALLENGE = "challenge"    # the customer must authenticate (3-D Secure OTP)
+
+
+@dataclass(frozen=True)
+class AcquirerAnswer:
+    outcome: Outcome
+    reference: str = ""
+    message: str = ""
+    issuer: str = ""
+    # What the acquirer said, for the payment's story. Never carries card data.
+    raw: dict = field(default_factory=dict)
+
+
+class AcquirerError(Exception):
+    """The acquirer failed to process the request (maps to PROCESSING_ERROR)."""
+
+
+class AcquirerUnavailable(AcquirerError):
+    """The acquirer did not answer in time or is down (maps to SERVICE_UNAVAILABLE)."""
+
+
+class AcquirerRefused(AcquirerError):
+    """The acquirer refused to start the payment (maps to PAYMENT_FAILED)."""
+
+
+class Acquirer(Protocol):
+    name: str
+
+    def upi_register(self, *, payment: Payment) -> AcquirerAnswer:
+        """S2S: register a UPI QR / intent payment so the acquirer accepts it. PENDING or raises."""
+
+    def upi_collect(self, *, payment: Payment, vpa: str) -> AcquirerAnswer:
+        """Hosted: send a collect request to `vpa`. PENDING (answer later) or DECLINED."""
+
+    def upi_pay(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+        """A customer's UPI app pays the payment's link from `payer_vpa`. PENDING or DECLINED."""
+
+    def card_authorize(self, *, payment: Payment, card: CardInput) -> AcquirerAnswer:
+        """Start a card payment: CHALLENGE (3-D Secure) or DECLINED."""
+
+    def card_verify_otp(self, *, payment: Payment, otp: str) -> AcquirerAnswer:
+        """Finish the 3-D Secure challenge: APPROVED or DECLINED."""
+
+    def bank_authorize(self, *, payment: Payment, bank_code: str, approved: bool) -> AcquirerAnswer:
+        """Net banking or wallet: the bank/wallet page's answer. APPROVED or DECLINED."""
+
+    def transfer_received(self, *, payment: Payment, amount: int) -> AcquirerAnswer:
+        """NEFT / RTGS / challan: funds arrived for the payment's reference. APPROVED."""
+
+    def refund(self, *, payment: Payment, amount: int, refund_id: str) -> AcquirerAnswer:
+        """Return `amount` paise by the payment's original method. APPROVED or DECLINED."""

@@ -1,0 +1,107 @@
+"""The sandbox acquirer: behaves exactly as CONTRACT.md's test inputs say, and moves no money.
+
+Test inputs (documented in docs/sandbox.md):
+- UPI VPA success@sandbox: accepted; SUCCESS after SANDBOX_UPI_SUCCESS_DELAY_SECONDS.
+- UPI VPA failure@sandbox: declined at once.
+- UPI VPA timeout@sandbox: never approved; EXPIRED after SANDBOX_UPI_TIMEOUT_SECONDS or the
+  payment's own expiry, whichever comes first.
+- Cards 4111 1111 1111 1111 (Visa), 5555 5555 5555 4444 (Mastercard): 3-D Secure challenge,
+  OTP 123456 approves, any other OTP declines. 4000 0000 0000 0002: declined by the issuer.
+  Any other card number: declined ("not a sandbox test card").
+- S2S start failures, by amount: 100001 paise -> PAYMENT_FAILED, 100002 -> SERVICE_UNAVAILABLE,
+  100003 -> PROCESSING_ERROR.
+- Refunds: a refund of exactly 100013 paise (₹1,000.13) is rejected by the bank (FAILED).
+"""
+from __future__ import annotations
+
+import secrets
+
+from payments.acquirer.base import (
+    AcquirerAnswer,
+    AcquirerError,
+    AcquirerRefused,
+    AcquirerUnavailable,
+    Outcome,
+)
+from payments.cards import CardInput
+from payments.models import Payment
+
+UPI_SUCCESS_VPA = "success@sandbox"
+UPI_FAILURE_VPA = "failure@sandbox"
+UPI_TIMEOUT_VPA = "timeout@sandbox"
+UPI_TEST_VPAS = (UPI_SUCCESS_VPA, UPI_FAILURE_VPA, UPI_TIMEOUT_VPA)
+
+CHALLENGE_CARDS = {"4111111111111111": "Sandbox Bank of India", "5555555555554444": "Sandbox Co-operative Bank"}
+DECLINED_CARD = "4000000000000002"
+TEST_OTP = "123456"
+
+S2S_START_FAILURES = {100001: AcquirerRefused, 100002: AcquirerUnavailable, 100003: AcquirerError}
+
+# Net banking banks and wallets the sandbox offers (code -> display name).
+BANKS = {
+    "SBIN": "State Bank of India", "HDFC": "HDFC Bank", "ICIC": "ICICI Bank", "UTIB": "Axis Bank",
+    "KKBK": "Kotak Mahindra Bank", "PUNB": "Punjab National Bank",
+}
+WALLETS = {"PAYTM": "Paytm", "PHONEPE": "PhonePe", "AMAZONPAY": "Amazon Pay", "MOBIKWIK": "MobiKwik"}
+
+
+def new_rrn() -> str:
+    """A 12-digit retrieval reference number, as Indian banks issue them."""
+    return "".join(secrets.choice("0123456789") for _ in range(12))
+
+
+class SandboxAcquirer:
+    name = "sandbox"
+
+    def upi_register(self, *, payment: Payment) -> AcquirerAnswer:
+        failure = S2S_START_FAILURES.get(payment.amount)
+        if failure is not None:
+            raise failure(f"sandbox test amount {payment.amount} refuses to start")
+        return AcquirerAnswer(Outcome.PENDING, raw={"registered": payment.sabpaisa_txn_id})
+
+    def upi_collect(self, *, payment: Payment, vpa: str) -> AcquirerAnswer:
+        return self.upi_pay(payment=payment, payer_vpa=vpa)
+
+    def upi_pay(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+        vpa = payer_vpa.strip().lower()
+        if vpa == UPI_FAILURE_VPA:
+            return AcquirerAnswer(Outcome.DECLINED, message="declined by the payer's bank (sandbox)",
+                                  raw={"vpa": vpa, "result": "declined"})
+        if vpa in (UPI_SUCCESS_VPA, UPI_TIMEOUT_VPA):
+            return AcquirerAnswer(Outcome.PENDING, raw={"vpa": vpa, "result": "awaiting approval"})
+        raise ValueError(f"{payer_vpa} is not a sandbox test VPA")
+
+    def card_authorize(self, *, payment: Payment, card: CardInput) -> AcquirerAnswer:
+        if card.number == DECLINED_CARD:
+            return AcquirerAnswer(Outcome.DECLINED, message="declined by the issuer (sandbox)",
+                                  issuer="Sandbox Decline Bank", raw={"result": "declined", "last4": card.last4})
+        issuer = CHALLENGE_CARDS.get(card.number)
+        if issuer is None:
+            return AcquirerAnswer(Outcome.DECLINED, message="not a sandbox test card",
+                                  raw={"result": "declined", "last4": card.last4})
+        return AcquirerAnswer(Outcome.CHALLENGE, issuer=issuer,
+                              raw={"result": "3ds challenge", "last4": card.last4, "acs": "sandbox-acs"})
+
+    def card_verify_otp(self, *, payment: Payment, otp: str) -> AcquirerAnswer:
+        if secrets.compare_digest(otp.strip().encode(), TEST_OTP.encode()):
+            return AcquirerAnswer(Outcome.APPROVED, reference=new_rrn(), raw={"result": "authenticated"})
+        return AcquirerAnswer(Outcome.DECLINED, message="3-D Secure authentication failed (wrong OTP)",
+                              raw={"result": "authentication failed"})
+
+    def bank_authorize(self, *, payment: Payment, bank_code: str, approved: bool) -> AcquirerAnswer:
+        if approved:
+            return AcquirerAnswer(Outcome.APPROVED, reference=new_rrn(), raw={"bank": bank_code, "result": "approved"})
+        return AcquirerAnswer(Outcome.DECLINED, message="declined on the bank's page (sandbox)",
+                              raw={"bank": bank_code, "result": "declined"})
+
+    def transfer_received(self, *, payment: Payment, amount: int) -> AcquirerAnswer:
+        return AcquirerAnswer(Outcome.APPROVED, reference=new_rrn(), raw={"credited": amount})
+
+    def refund(self, *, payment: Payment, amount: int, refund_id: str) -> AcquirerAnswer:
+        from django.conf import settings
+
+        if amount == getattr(settings, "SANDBOX_REFUND_FAILURE_AMOUNT", 100013):
+            return AcquirerAnswer(Outcome.DECLINED, message="refund rejected by the bank (sandbox test amount)",
+                                  raw={"result": "rejected"})
+        return AcquirerAnswer(Outcome.APPROVED, reference="RF" + new_rrn(),
+                              raw={"result": "refunded", "method": payment.payment_mode or payment.s2s_mode})

@@ -1,0 +1,1 @@
+"""Every write on payments. Status changes go through payments.services.transitions only."""

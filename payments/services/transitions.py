@@ -1,0 +1,85 @@
+"""The only code that changes a payment's status.
+
+Each function is one durable transaction that, in order: locks the payment row
+(payments.locks), checks the move against payments.state.TRANSITIONS, writes the new status,
+appends a PaymentEvent and, for a final status, records the webhook event in the outbox. A
+payment can therefore reach a final status once, and emits exactly one event when it does.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from payments.locks import lock_payment
+from payments.models import Payment, PaymentEvent
+from payments.payloads import EVENT_TYPES, webhook_payload
+from payments.state import ensure_transition
+
+S = Payment.Status
+
+
+def _transition(payment_id: int, target: str, *, detail: dict | None = None, **fields) -> Payment:
+    payment = lock_payment(payment_id)
+    ensure_transition(payment.status, target)
+    previous = payment.status
+    payment.status = target
+    for name, value in fields.items():
+        setattr(payment, name, value)
+    if target in Payment.FINAL_STATUSES:
+        payment.completed_at = timezone.now()
+    payment.save()
+    PaymentEvent.objects.create(payment=payment, kind=PaymentEvent.Kind.STATUS, from_status=previous,
+                                to_status=target, detail=detail or {})
+    if target in Payment.FINAL_STATUSES:
+        from webhooks.services import event_record
+
+        event_record(merchant=payment.merchant, event_type=EVENT_TYPES[target],
+                     payload=webhook_payload(payment), subject_id=payment.sabpaisa_txn_id)
+    return payment
+
+
+@transaction.atomic(durable=True)
+def payment_mark_processing(*, payment_id: int, payment_mode: str, detail: dict | None = None,
+                            expires_at: datetime | None = None, **fields) -> Payment:
+    """PENDING -> PROCESSING: the customer chose `payment_mode` and the acquirer took it.
+    `expires_at` may extend the deadline (bank transfers stay open longer than a session).
+    Raises InvalidTransition when the payment is no longer PENDING."""
+    if expires_at is not None:
+        fields["expires_at"] = expires_at
+    return _transition(payment_id, S.PROCESSING, detail=detail, payment_mode=payment_mode, **fields)
+
+
+@transaction.atomic(durable=True)
+def payment_mark_succeeded(*, payment_id: int, bank_rrn: str, paid_amount: int | None = None,
+                           detail: dict | None = None, **fields) -> Payment:
+    """PROCESSING -> SUCCESS with the bank reference. `paid_amount` defaults to the amount.
+    Raises InvalidTransition when the payment is not PROCESSING (e.g. already final)."""
+    if not bank_rrn:
+        raise ValueError("a successful payment needs its bank reference")
+    payment = Payment.objects.only("amount").get(pk=payment_id)
+    return _transition(payment_id, S.SUCCESS, detail=detail, bank_rrn=bank_rrn,
+                       paid_amount=paid_amount or payment.amount, **fields)
+
+
+@transaction.atomic(durable=True)
+def payment_mark_failed(*, payment_id: int, reason: str, detail: dict | None = None, **fields) -> Payment:
+    """PENDING or PROCESSING -> FAILED. Raises InvalidTransition when already final."""
+    return _transition(payment_id, S.FAILED, detail=detail, failure_reason=reason[:200], **fields)
+
+
+@transaction.atomic(durable=True)
+def payment_expire(*, payment_id: int, now: datetime | None = None) -> Payment | None:
+    """PENDING or PROCESSING -> EXPIRED, only once `expires_at` has passed. Returns None (and
+    changes nothing) when the payment is final already or its deadline was extended."""
+    payment = lock_payment(payment_id)
+    if payment.is_final or payment.expires_at > (now or timezone.now()):
+        return None
+    return _transition(payment_id, S.EXPIRED, detail={"reason": "expired unpaid"})
+
+
+def payment_note(*, payment_id: int, kind: str, detail: dict) -> PaymentEvent:
+    """Append a non-status entry (an acquirer answer, a redirect) to a payment's story.
+    Append-only, so it needs no lock; never pass card numbers or CVVs in `detail`."""
+    return PaymentEvent.objects.create(payment_id=payment_id, kind=kind, detail=detail)

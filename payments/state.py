@@ -1,0 +1,34 @@
+"""The one table of allowed payment transitions. Nothing else decides whether a status may change."""
+from gateway.errors import ValidationError
+from payments.models import Payment
+
+S = Payment.Status
+
+TRANSITIONS: dict[str, frozenset[str]] = {
+    # Hosted: the customer picks a method (PROCESSING), or the card is declined before any
+    # challenge (FAILED), or nobody pays in time (EXPIRED).
+    S.PENDING: frozenset({S.PROCESSING, S.FAILED, S.EXPIRED}),
+    # Both flows: the acquirer's final answer, or the QR / intent / session runs out.
+    S.PROCESSING: frozenset({S.SUCCESS, S.FAILED, S.EXPIRED}),
+    # Final statuses are final: the merchant creates a new payment to try again.
+    S.SUCCESS: frozenset(),
+    S.FAILED: frozenset(),
+    S.EXPIRED: frozenset(),
+}
+
+
+class InvalidTransition(ValidationError):
+    """A status change the table does not allow (typically: the payment is already final)."""
+
+    def __init__(self, current: str, target: str):
+        self.current, self.target = current, target
+        super().__init__(f"payment is {current} and cannot become {target}", field="status")
+
+
+def can_transition(current: str, target: str) -> bool:
+    return target in TRANSITIONS[current]
+
+
+def ensure_transition(current: str, target: str) -> None:
+    if not can_transition(current, target):
+        raise InvalidTransition(current, target)
