@@ -10,4 +10,13 @@ _AREAS = (
     "payments.sandbox_upi.urls",   # the sandbox UPI app: /sandbox/upi, /sandbox/upi/pay
 )
 
-urlpatterns = [path("", include(module)) for module in _AREAS if find_spec(module) is not None]
+
+
+def _exists(module: str) -> bool:
+    try:
+        return find_spec(module) is not None
+    except ModuleNotFoundError:  # its package has not landed yet
+        return False
+
+
+urlpatterns = [path("", include(module)) for module in _AREAS if _exists(module)]
