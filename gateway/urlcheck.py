@@ -24,10 +24,20 @@ def validate_webhook_url(url: str, *, field: str = "webhookUrl") -> str:
         raise ValidationError("must not carry credentials", field=field)
     if settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES:
         return url
-    try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-    except socket.gaierror:
-        raise ValidationError("host does not resolve", field=field) from None
-    if any(_is_private(info[4][0]) for info in infos):
-        raise ValidationError("must not point at a loopback, private or link-local address", field=field)
+    webhook_host_addresses(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), field=field)
     return url
+
+
+def webhook_host_addresses(host: str, port: int, *, field: str = "webhookUrl") -> list[str]:
+    """Resolve `host` once and return its addresses. Outside development, raise ValidationError
+    when it does not resolve or when any address is internal. Webhook delivery connects to an
+    address returned here, so a DNS answer that changes after the check (rebinding) cannot
+    steer the request into a private range."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise ValidationError("host does not resolve", field=field) from None
+    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    if not settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES and any(_is_private(a) for a in addresses):
+        raise ValidationError("must not point at a loopback, private or link-local address", field=field)
+    return addresses

@@ -1,0 +1,18 @@
+"""Thin Celery tasks: take ids, call one service. Celery's retry counter is not used; the
+delivery rows decide what is due (webhooks.services)."""
+from celery import shared_task
+
+from webhooks import services
+
+
+@shared_task(name="webhooks.tasks.delivery_attempt", ignore_result=True)
+def delivery_attempt(delivery_id: int) -> None:
+    """One attempt of one delivery, if it is still due; a no-op otherwise (safe to repeat)."""
+    services.delivery_attempt_run(delivery_id)
+
+
+@shared_task(name="webhooks.tasks.deliveries_due_sweep", ignore_result=True)
+def deliveries_due_sweep() -> int:
+    """The beat's safety net: sends whatever a lost message, a broker outage or a dead worker
+    left due."""
+    return services.deliveries_due_process()
