@@ -1,1 +1,120 @@
-"""Models of this app."""
+"""Refunds of successful payments and their append-only story (docs/refunds.md).
+
+A refund is the record a finance team reconciles with: which payment, how much (paise), by
+which method the money goes back, what the bank answered and when. Its status changes only
+through refunds.services, checked against refunds.state.TRANSITIONS.
+"""
+from __future__ import annotations
+
+import secrets
+import string
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from gateway.models import Merchant
+from payments.models import Payment
+
+REFUND_ID_MAX_LENGTH = 64
+
+
+def new_refund_id() -> str:
+    return "rfnd_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(20))
+
+
+class Refund(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "PENDING"        # accepted; the bank has not answered yet
+        PROCESSED = "PROCESSED"    # the bank returned the money; bank_refund_reference is set
+        FAILED = "FAILED"          # the bank refused; the amount is refundable again
+
+    class Source(models.TextChoices):
+        API = "API", "merchant API"
+        ADMIN = "ADMIN", "admin console"
+
+    FINAL_STATUSES = (Status.PROCESSED, Status.FAILED)
+
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="refunds")
+    payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="refunds")
+    # The merchant's own refundId when it sent one, otherwise a generated 'rfnd_...'.
+    refund_id = models.CharField("refundId", max_length=REFUND_ID_MAX_LENGTH, default=new_refund_id)
+    amount = models.BigIntegerField("refundAmount", help_text="paise")
+    currency = models.CharField(max_length=3, default="INR")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
+    reason = models.CharField(max_length=255, blank=True)
+
+    # How the money goes back: always the payment's original method, copied at creation so the
+    # record still says what happened if the payment row is ever corrected.
+    payment_mode = models.CharField(max_length=10, blank=True)
+    refund_method = models.CharField(max_length=120, blank=True)
+
+    bank_refund_reference = models.CharField(max_length=40, blank=True, db_index=True)
+    failure_reason = models.CharField(max_length=200, blank=True)
+
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.API)
+    initiated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                     on_delete=models.SET_NULL, related_name="+")
+    # What the create request asked for, hashed: a repeat with the same refundId must match it.
+    request_hash = models.CharField(max_length=64, blank=True, editable=False)
+
+    # Submission to the bank. A worker holds the refund until `claimed_until`; after that (it
+    # died, or the bank did not answer) the pending sweep submits it again with the same id.
+    bank_attempts = models.PositiveIntegerField(default=0)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    processed_at = models.DateTimeField(null=True, blank=True)
+    failed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        default_permissions = ("view",)
+        permissions = [("initiate_refund", "Can initiate a refund of a payment")]
+        constraints = [
+            # The merchant's refundId is its idempotency key: the database is the guarantee.
+            models.UniqueConstraint(fields=["merchant", "refund_id"], name="refund_unique_merchant_refund_id"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="refund_amount_positive"),
+            models.CheckConstraint(
+                condition=~Q(status="PROCESSED") | ~Q(bank_refund_reference=""),
+                name="refund_processed_has_reference",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["payment", "status"], name="refund_payment_status"),
+            # The pending sweep scans only open refunds.
+            models.Index(fields=["created_at"], name="refund_pending_created", condition=Q(status="PENDING")),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.refund_id} {self.amount} {self.status}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.FINAL_STATUSES
+
+
+class RefundEvent(models.Model):
+    """Append-only timeline of a refund: status changes, bank submissions and answers, staff."""
+
+    class Kind(models.TextChoices):
+        STATUS = "status"      # a status change (creation included: from_status is empty)
+        BANK = "bank"          # a submission to the bank, or its answer/error
+        NOTE = "note"
+
+    refund = models.ForeignKey(Refund, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    from_status = models.CharField(max_length=10, blank=True)
+    to_status = models.CharField(max_length=10, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    actor_name = models.CharField(max_length=150, blank=True, help_text="staff user, 'merchant API' or 'system'")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        default_permissions = ("view",)
+        indexes = [models.Index(fields=["refund", "created_at"], name="refundevent_refund_time")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.from_status}->{self.to_status}"
