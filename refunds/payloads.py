@@ -1,0 +1,49 @@
+"""The refund record as merchants see it (API responses) and as webhooks carry it.
+
+camelCase; every amount is integer paise; times are ISO 8601 UTC ('...Z') or null.
+Documented in docs/refunds.md.
+"""
+from __future__ import annotations
+
+from refunds.models import Refund
+
+EVENT_TYPES = {
+    Refund.Status.PROCESSED: "refund.processed",
+    Refund.Status.FAILED: "refund.failed",
+}
+
+
+def _iso(value):
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def refund_record(refund: Refund) -> dict:
+    payment = refund.payment
+    return {
+        "refundId": refund.refund_id,
+        "merchantId": refund.merchant.code,
+        "sabpaisaTxnId": payment.sabpaisa_txn_id,
+        "paymentId": payment.payment_id,
+        "merchantTxnId": payment.merchant_txn_id,
+        "refundAmount": refund.amount,
+        "currency": refund.currency,
+        "status": refund.status,
+        "reason": refund.reason or None,
+        "paymentMode": refund.payment_mode or None,
+        "refundMethod": refund.refund_method or None,
+        "bankRefundReference": refund.bank_refund_reference or None,
+        "failureReason": refund.failure_reason or None,
+        "createdAt": _iso(refund.created_at),
+        "processedAt": _iso(refund.processed_at),
+        "failedAt": _iso(refund.failed_at),
+    }
+
+
+def refund_webhook_payload(refund: Refund, *, paid_amount: int, refunded_amount: int) -> dict:
+    """refund.processed / refund.failed: the record, plus the payment's totals after this change."""
+    return {
+        "event": EVENT_TYPES[refund.status],
+        **refund_record(refund),
+        "paidAmount": paid_amount,
+        "refundedAmount": refunded_amount,
+    }

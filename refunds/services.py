@@ -1,0 +1,309 @@
+"""Every write on refunds. The only code that creates a refund or changes its status.
+
+- `refund_create` (API and admin): locks the payment, applies the rules (SUCCESS payments
+  only, the minimum, never more than the remaining amount), writes the PENDING refund and its
+  first event, and queues its submission to the bank once the transaction commits.
+- `refund_submit` (the task and the sweep): claims a PENDING refund, calls the acquirer with
+  no lock held, then records the answer through `refund_mark_processed` / `refund_mark_failed`.
+- `refund_mark_processed` / `refund_mark_failed`: one durable transaction each that locks the
+  payment then the refund, checks refunds.state.TRANSITIONS, writes, appends a RefundEvent and
+  records the webhook (refund.processed / refund.failed) in the outbox.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from gateway.errors import IdempotencyMismatch, RefundAmountExceeded, RefundNotAllowed, ValidationError
+from gateway.models import Merchant
+from payments.acquirer import get_acquirer
+from payments.acquirer.base import AcquirerError, Outcome
+from payments.locks import lock_payment
+from payments.models import Payment
+from refunds import selectors
+from refunds.locks import lock_refund, lock_refund_if_free
+from refunds.models import Refund, RefundEvent
+from refunds.payloads import EVENT_TYPES, refund_record, refund_webhook_payload
+from refunds.state import ensure_transition
+
+logger = logging.getLogger("refunds")
+
+S = Refund.Status
+
+# The smallest refund, in paise (₹1), unless less than that remains to be refunded: then
+# exactly the remaining amount is allowed, so every payment can be refunded in full.
+REFUND_MIN_AMOUNT = getattr(settings, "REFUND_MIN_AMOUNT", 100)
+# How long a worker holds a refund while the bank answers. After that the refund is free again
+# for the pending sweep (the worker died, or the bank never answered).
+REFUND_CLAIM_SECONDS = getattr(settings, "REFUND_CLAIM_SECONDS", 60)
+# The pending sweep submits PENDING refunds at least this old whose claim is free: their
+# processing task was lost (broker outage, worker killed) or the bank call failed.
+REFUND_PENDING_SWEEP_AFTER_SECONDS = getattr(settings, "REFUND_PENDING_SWEEP_AFTER_SECONDS", 60)
+SWEEP_MAX_REFUNDS = 100
+SWEEP_BUDGET_SECONDS = 30
+
+API_ACTOR = "merchant API"
+SYSTEM_ACTOR = "system"
+
+
+def refund_method_for(payment: Payment) -> tuple[str, str]:
+    """(payment mode, human description) of how a refund of `payment` goes back: always by the
+    payment's original method."""
+    mode = payment.payment_mode or ("UPI" if payment.s2s_mode else "")
+    if mode == Payment.Mode.CARD:
+        return mode, f"original card ****{payment.card_last4}" if payment.card_last4 else "original card"
+    if mode == Payment.Mode.UPI:
+        return mode, f"original UPI account {payment.payer_vpa}" if payment.payer_vpa else "original UPI account"
+    if mode == Payment.Mode.NB:
+        return mode, f"original bank account (net banking, {payment.bank_code})" if payment.bank_code \
+            else "original bank account (net banking)"
+    if mode == Payment.Mode.WALLET:
+        return mode, f"original wallet ({payment.bank_code})" if payment.bank_code else "original wallet"
+    if mode in (Payment.Mode.NEFT, Payment.Mode.RTGS):
+        return mode, f"remitting bank account ({mode})"
+    if mode == Payment.Mode.CHALLAN:
+        return mode, "payer's bank account (paid by cash challan)"
+    return mode, "original payment method"
+
+
+def request_hash(*, sabpaisa_txn_id: str, amount: int | None, reason: str) -> str:
+    """What makes two create requests "the same body" for a repeated refundId: the payment, the
+    amount as asked (absent stays absent) and the reason. timestamp and checksum change on
+    every honest retry, so they are left out."""
+    canonical = json.dumps({"sabpaisaTxnId": sabpaisa_txn_id, "amount": amount, "reason": reason or ""},
+                           sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class RefundCreated:
+    refund: Refund
+    created: bool  # False: an earlier request with the same refundId made it
+
+
+def _event(refund: Refund, kind: str, *, actor_name: str = SYSTEM_ACTOR, from_status: str = "",
+           to_status: str = "", **detail) -> RefundEvent:
+    return RefundEvent.objects.create(refund=refund, kind=kind, from_status=from_status, to_status=to_status,
+                                      actor_name=actor_name[:150], detail=detail)
+
+
+def _check_amount(*, amount: int | None, remaining: int) -> int:
+    if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0):
+        raise ValidationError("must be a positive integer number of paise", field="refundAmount")
+    if remaining <= 0:
+        raise RefundAmountExceeded("the payment has already been refunded in full")
+    if amount is None:
+        return remaining
+    if amount > remaining:
+        raise RefundAmountExceeded(f"refundAmount {amount} exceeds the refundable amount of {remaining} paise")
+    minimum = min(REFUND_MIN_AMOUNT, remaining)
+    if amount < minimum:
+        raise ValidationError(
+            f"must be at least {REFUND_MIN_AMOUNT} paise, or the whole remaining amount when less remains",
+            field="refundAmount")
+    return amount
+
+
+def _existing(merchant: Merchant, refund_id: str, fingerprint: str) -> Refund | None:
+    refund = (Refund.objects.select_related("merchant", "payment")
+              .filter(merchant=merchant, refund_id=refund_id).first())
+    if refund is not None and refund.request_hash != fingerprint:
+        raise IdempotencyMismatch(f"refundId {refund_id} was already used with a different request")
+    return refund
+
+
+@transaction.atomic(durable=True)
+def _refund_create_locked(*, merchant: Merchant, payment_pk: int, amount: int | None, reason: str,
+                          refund_id: str | None, source: str, actor) -> RefundCreated:
+    # The payment's lock serialises every refund of it: the sum of refunds below cannot change
+    # until this transaction ends, so concurrent refunds can never together exceed the amount.
+    payment = lock_payment(payment_pk)
+    fingerprint = request_hash(sabpaisa_txn_id=payment.sabpaisa_txn_id, amount=amount, reason=reason)
+    if refund_id:
+        existing = _existing(merchant, refund_id, fingerprint)
+        if existing is not None:
+            return RefundCreated(existing, created=False)
+    if payment.status != Payment.Status.SUCCESS:
+        raise RefundNotAllowed(f"only a SUCCESS payment can be refunded; this payment is {payment.status}")
+    remaining = selectors.payment_paid_amount(payment) - selectors.refund_committed_amount(payment)
+    amount = _check_amount(amount=amount, remaining=remaining)
+    mode, method = refund_method_for(payment)
+    fields = {"refund_id": refund_id} if refund_id else {}
+    refund = Refund.objects.create(
+        merchant=merchant, payment=payment, amount=amount, currency=payment.currency, status=S.PENDING,
+        reason=reason or "", payment_mode=mode, refund_method=method, request_hash=fingerprint,
+        source=source, initiated_by=actor if getattr(actor, "pk", None) else None, **fields)
+    actor_name = actor.get_username() if getattr(actor, "pk", None) else API_ACTOR
+    _event(refund, RefundEvent.Kind.STATUS, actor_name=actor_name, to_status=S.PENDING,
+           amount=amount, source=source, reason=reason or "")
+    if source == Refund.Source.ADMIN:
+        from gateway.services import audit_record
+
+        audit_record(actor=actor, action="refund.initiate", obj=refund, merchant=merchant,
+                     after={**refund_record(refund), "refundableBefore": remaining})
+    _submit_on_commit(refund.pk)
+    return RefundCreated(refund, created=True)
+
+
+def refund_create(*, merchant: Merchant, payment: Payment, amount: int | None = None, reason: str = "",
+                  refund_id: str | None = None, source: str = Refund.Source.API, actor=None) -> RefundCreated:
+    """Refund `amount` paise (None: everything still refundable) of the merchant's `payment`,
+    by the payment's original method. The refund starts PENDING and is submitted to the bank
+    after the transaction commits.
+
+    With `refund_id`, a repeat of the same request returns the first refund (created=False).
+    Raises IdempotencyMismatch (refund_id used with another request), RefundNotAllowed (the
+    payment is not SUCCESS), RefundAmountExceeded (more than remains, or nothing remains),
+    ValidationError (not positive, or below the minimum). Staff refunds (source ADMIN, with
+    `actor`) are written to the audit log in the same transaction."""
+    if payment.merchant_id != merchant.pk:
+        raise ValueError("the payment belongs to another merchant")  # callers scope it first
+    kwargs = dict(merchant=merchant, payment_pk=payment.pk, amount=amount, reason=reason or "",
+                  refund_id=refund_id, source=source, actor=actor)
+    try:
+        return _refund_create_locked(**kwargs)
+    except IntegrityError:
+        # Two requests with one refundId on different payments: they do not share a payment
+        # lock, so the unique constraint caught the second. Now the first is visible: answer
+        # as a repeat would (the same refund, or IDEMPOTENCY_MISMATCH).
+        if not refund_id:
+            raise
+        return _refund_create_locked(**kwargs)
+
+
+def _submit_on_commit(refund_pk: int) -> None:
+    transaction.on_commit(lambda: _enqueue_submit(refund_pk))
+
+
+def _enqueue_submit(refund_pk: int) -> None:
+    """Queue the bank submission. A broker outage only delays it: the pending sweep finds it."""
+    from refunds.tasks import refund_process
+
+    try:
+        refund_process.apply_async((refund_pk,), retry=False)
+    except Exception as exc:  # noqa: BLE001 - whatever the broker raises, the refund stays PENDING
+        logger.warning("refund %s not queued (%s); the pending sweep will submit it", refund_pk, type(exc).__name__)
+
+
+@transaction.atomic(durable=True)
+def _refund_claim(refund_pk: int, now: datetime) -> Refund | None:
+    refund = lock_refund_if_free(refund_pk)
+    if refund is None or refund.status != S.PENDING:
+        return None
+    if refund.claimed_until is not None and refund.claimed_until > now:
+        return None  # another worker is waiting for the bank's answer
+    refund.bank_attempts += 1
+    refund.claimed_until = now + timedelta(seconds=REFUND_CLAIM_SECONDS)
+    refund.save(update_fields=["bank_attempts", "claimed_until", "updated_at"])
+    _event(refund, RefundEvent.Kind.BANK, action="submitted", attempt=refund.bank_attempts)
+    return refund
+
+
+@transaction.atomic(durable=True)
+def _refund_bank_error(refund_pk: int, message: str) -> Refund:
+    refund = lock_refund(refund_pk)
+    if refund.status == S.PENDING:
+        # Free it for the sweep: the next submission carries the same refund id, so a bank
+        # that did receive this one treats the retry as a duplicate.
+        refund.claimed_until = timezone.now()
+        refund.save(update_fields=["claimed_until", "updated_at"])
+    _event(refund, RefundEvent.Kind.BANK, action="error", message=message[:500])
+    return refund
+
+
+def refund_submit(*, refund_pk: int, now: datetime | None = None) -> Refund | None:
+    """Submit a PENDING refund to the acquirer and record its answer. Returns the refund after
+    recording, or None when there was nothing to do (unknown, final, or held by another
+    worker). Safe to call twice: only one caller at a time holds the claim.
+
+    No lock is held while the acquirer is called. An acquirer error leaves the refund PENDING
+    for the sweep; a DECLINED answer makes it FAILED, APPROVED makes it PROCESSED."""
+    refund = _refund_claim(refund_pk, now or timezone.now())
+    if refund is None:
+        return None
+    try:
+        answer = get_acquirer().refund(payment=refund.payment, amount=refund.amount, refund_id=refund.refund_id)
+    except AcquirerError as exc:
+        logger.warning("refund %s: acquirer error %s", refund.refund_id, type(exc).__name__)
+        return _refund_bank_error(refund_pk, f"{type(exc).__name__}: {exc}")
+    if answer.outcome == Outcome.APPROVED:
+        return refund_mark_processed(refund_pk=refund_pk, bank_reference=answer.reference, detail=answer.raw)
+    if answer.outcome == Outcome.DECLINED:
+        return refund_mark_failed(refund_pk=refund_pk, reason=answer.message or "declined by the bank",
+                                  detail=answer.raw)
+    return _refund_bank_error(refund_pk, f"unexpected acquirer outcome {answer.outcome.value}")
+
+
+def _transition(refund_pk: int, target: str, *, detail: dict | None, actor_name: str = SYSTEM_ACTOR,
+                **fields) -> Refund:
+    payment_pk = Refund.objects.values_list("payment_id", flat=True).get(pk=refund_pk)
+    # Payment first, then refund (the lock order): the payment's totals in the webhook payload
+    # are then exact, and this never deadlocks with refund_create.
+    payment = lock_payment(payment_pk)
+    refund = lock_refund(refund_pk)
+    ensure_transition(refund.status, target)
+    previous = refund.status
+    refund.status = target
+    refund.claimed_until = None
+    for name, value in fields.items():
+        setattr(refund, name, value)
+    refund.save()
+    _event(refund, RefundEvent.Kind.STATUS, actor_name=actor_name, from_status=previous, to_status=target,
+           **(detail or {}))
+    from webhooks.services import event_record
+
+    payload = refund_webhook_payload(refund, paid_amount=selectors.payment_paid_amount(payment),
+                                     refunded_amount=selectors.refunded_amount(payment))
+    event_record(merchant=refund.merchant, event_type=EVENT_TYPES[target], payload=payload,
+                 subject_id=refund.refund_id)
+    return refund
+
+
+@transaction.atomic(durable=True)
+def refund_mark_processed(*, refund_pk: int, bank_reference: str, detail: dict | None = None) -> Refund:
+    """PENDING -> PROCESSED with the bank's refund reference; records refund.processed.
+    Raises InvalidRefundTransition when the refund is already final."""
+    if not bank_reference:
+        raise ValueError("a processed refund needs the bank's reference")
+    return _transition(refund_pk, S.PROCESSED, detail={"bankRefundReference": bank_reference, **(detail or {})},
+                       bank_refund_reference=bank_reference[:40], processed_at=timezone.now())
+
+
+@transaction.atomic(durable=True)
+def refund_mark_failed(*, refund_pk: int, reason: str, detail: dict | None = None) -> Refund:
+    """PENDING -> FAILED: the bank refused. The amount becomes refundable again; records
+    refund.failed. Raises InvalidRefundTransition when the refund is already final."""
+    return _transition(refund_pk, S.FAILED, detail={"failureReason": reason, **(detail or {})},
+                       failure_reason=reason[:200], failed_at=timezone.now())
+
+
+def refunds_pending_process(*, now: datetime | None = None, older_than_seconds: float | None = None,
+                            max_refunds: int = SWEEP_MAX_REFUNDS,
+                            budget_seconds: float = SWEEP_BUDGET_SECONDS) -> int:
+    """The sweep: submit PENDING refunds older than `older_than_seconds` (default
+    REFUND_PENDING_SWEEP_AFTER_SECONDS) that no worker holds, oldest first, until none is left,
+    `max_refunds` were submitted or the budget is spent. Returns how many were submitted.
+    Safe to run concurrently with the tasks and with itself (each refund is claimed first)."""
+    now = now or timezone.now()
+    age = REFUND_PENDING_SWEEP_AFTER_SECONDS if older_than_seconds is None else older_than_seconds
+    started = time.monotonic()
+    candidates = list(
+        Refund.objects.filter(status=S.PENDING, created_at__lte=now - timedelta(seconds=age))
+        .exclude(claimed_until__gt=now)
+        .order_by("created_at", "id").values_list("pk", flat=True)[:max_refunds]
+    )
+    done = 0
+    for refund_pk in candidates:
+        if time.monotonic() - started > budget_seconds:
+            break
+        if refund_submit(refund_pk=refund_pk, now=now) is not None:
+            done += 1
+    return done
