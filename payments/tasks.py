@@ -12,6 +12,11 @@ def payment_expire_task(payment_id: int) -> None:
 
 @shared_task(name="payments.tasks.payments_expire_sweep", ignore_result=True)
 def payments_expire_sweep() -> int:
+    # Sandbox approvals whose task was lost are finished first, so they end in SUCCESS (as the
+    # payer was told) rather than being expired by the same sweep.
+    from payments.services.upi import upi_sandbox_approvals_due
+
+    upi_sandbox_approvals_due()
     return payments_expire_due()
 
 
@@ -20,3 +25,11 @@ def idempotency_records_cleanup() -> int:
     from payments.services.idempotency import idempotency_records_delete_expired
 
     return idempotency_records_delete_expired()
+
+
+@shared_task(name="payments.tasks.upi_sandbox_approve_task", ignore_result=True)
+def upi_sandbox_approve_task(payment_id: int) -> None:
+    """The sandbox payer's bank approves a UPI payment (success@sandbox), after the delay."""
+    from payments.services.upi import upi_sandbox_approve
+
+    upi_sandbox_approve(payment_id=payment_id)

@@ -1,0 +1,289 @@
+"""UPI links and paying them: shared by S2S (QR / intent) and hosted checkout (collect, QR).
+
+- `upi_link(payment)` is the `upi://pay?...` deep link of a payment (CONTRACT.md, Sandbox):
+  `pa` our collection VPA, `pn` the merchant's name, `am` rupees with two decimals, `cu` INR,
+  `tr` the payment's sabpaisaTxnId, `tn` a short note; every value percent-encoded.
+- `upi_pay(payment_id=, payer_vpa=)` is a UPI app paying a payment: the sandbox UPI app, or
+  the hosted page's collect request. It claims the payment for one payer, asks the acquirer
+  with no lock held, and records the answer through payments.services.transitions.
+- `upi_pay_link(upi_uri=, payer_vpa=)` reads a link the way a UPI app does, checks it against
+  the payment it names, then pays it.
+
+Sandbox behaviour (CONTRACT.md): success@sandbox is approved after
+SANDBOX_UPI_SUCCESS_DELAY_SECONDS by a Celery task (and by the payments sweep, should that
+message be lost); failure@sandbox is declined at once; timeout@sandbox is never approved and
+the payment expires at min(now + SANDBOX_UPI_TIMEOUT_SECONDS, its own expiry).
+"""
+from __future__ import annotations
+
+import logging
+import re
+from datetime import timedelta
+from decimal import Decimal, InvalidOperation
+from urllib.parse import parse_qsl, quote, urlsplit
+
+from django.conf import settings
+from django.db.models.functions import Now
+from django.utils import timezone
+
+from gateway.errors import ValidationError
+from gateway.money import paise_to_rupees, rupees_str
+from payments.acquirer import get_acquirer
+from payments.acquirer.base import Outcome
+from payments.models import Payment, PaymentEvent
+from payments.services.expiry import payment_schedule_expiry
+from payments.services.transitions import (
+    payment_expire,
+    payment_mark_failed,
+    payment_mark_processing,
+    payment_mark_succeeded,
+    payment_note,
+)
+from payments.state import InvalidTransition
+
+logger = logging.getLogger("payments.upi")
+
+S = Payment.Status
+
+# The gateway collects every UPI payment into one VPA of its acquirer; `tr` tells the payments
+# apart. The sandbox's collection VPA is the default; a real acquirer's is set in settings.
+DEFAULT_PAYEE_VPA = "gateway@sandbox"
+# UPI apps show `pn` and `tn` on one line each; longer values are cut.
+PAYEE_NAME_MAX = 50
+NOTE_MAX = 50
+# A VPA is "handle@provider" (NPCI): letters, digits, dot, hyphen, underscore before the @.
+VPA_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{1,255}@[a-z][a-z0-9.-]{1,63}$")
+UPI_URI_MAX = 2000
+# The marker of the acquirer's "awaiting approval" answer in the payment's story; the sweep
+# looks for it to finish a sandbox approval whose task was lost.
+AWAITING_APPROVAL = "awaiting approval"
+
+
+def payee_vpa() -> str:
+    return getattr(settings, "UPI_PAYEE_VPA", "") or DEFAULT_PAYEE_VPA
+
+
+def _encode(value: str) -> str:
+    # %20 for spaces (not "+", which some UPI apps show literally); "@" stays readable in pa.
+    return quote(value, safe="@")
+
+
+def upi_note(payment: Payment) -> str:
+    return (payment.description or f"Payment {payment.merchant_txn_id}")[:NOTE_MAX]
+
+
+def upi_link(payment: Payment) -> str:
+    """The `upi://pay?...` deep link of `payment` (used as upiQrString and intentUrl)."""
+    params = (
+        ("pa", payee_vpa()),
+        ("pn", payment.merchant.name[:PAYEE_NAME_MAX]),
+        ("am", rupees_str(payment.amount)),
+        ("cu", payment.currency),
+        ("tr", payment.sabpaisa_txn_id),
+        ("tn", upi_note(payment)),
+    )
+    return "upi://pay?" + "&".join(f"{name}={_encode(value)}" for name, value in params)
+
+
+# --- reading a link, as a UPI app does -------------------------------------------------------
+
+def upi_link_parse(upi_uri) -> dict[str, str]:
+    """The parameters of a `upi://pay?...` link. Raises ValidationError(field="upiUri") when
+    it is not one, or a parameter a payment needs (pa, am, cu, tr) is missing or repeated."""
+    if not isinstance(upi_uri, str) or not upi_uri.strip():
+        raise ValidationError("must be a upi://pay link", field="upiUri")
+    upi_uri = upi_uri.strip()
+    if len(upi_uri) > UPI_URI_MAX:
+        raise ValidationError(f"must be at most {UPI_URI_MAX} characters", field="upiUri")
+    parts = urlsplit(upi_uri)
+    if parts.scheme.lower() != "upi" or parts.netloc.lower() != "pay" or parts.path not in ("", "/"):
+        raise ValidationError("must be a upi://pay link", field="upiUri")
+    try:
+        pairs = parse_qsl(parts.query, keep_blank_values=True, strict_parsing=True)
+    except ValueError:
+        raise ValidationError("has a malformed query string", field="upiUri") from None
+    params: dict[str, str] = {}
+    for name, value in pairs:
+        if name in params:
+            raise ValidationError(f"has the parameter {name} twice", field="upiUri")
+        params[name] = value
+    for name in ("pa", "am", "cu", "tr"):
+        if not params.get(name):
+            raise ValidationError(f"has no {name} parameter", field="upiUri")
+    return params
+
+
+def upi_pay_link(*, upi_uri, payer_vpa) -> Payment:
+    """Pay the payment a UPI link names, from `payer_vpa`, after checking the link as a UPI app
+    would: our payee VPA, INR, and the payment's own amount. Raises ValidationError
+    (upiUri / payerVpa) for anything a UPI app would refuse, then whatever `upi_pay` raises."""
+    vpa = _clean_vpa(payer_vpa)
+    params = upi_link_parse(upi_uri)
+    if params["pa"].lower() != payee_vpa().lower():
+        raise ValidationError(f"pays {params['pa']}, which is not this gateway's VPA", field="upiUri")
+    if params["cu"] != "INR":
+        raise ValidationError("currency (cu) must be INR", field="upiUri")
+    payment = Payment.objects.filter(sabpaisa_txn_id=params["tr"]).only("pk", "amount").first()
+    if payment is None:
+        raise ValidationError("names no payment of this gateway (tr)", field="upiUri")
+    try:
+        amount = Decimal(params["am"])
+    except InvalidOperation:
+        raise ValidationError("amount (am) is not a number", field="upiUri") from None
+    if not amount.is_finite() or amount != paise_to_rupees(payment.amount):
+        raise ValidationError("amount (am) does not match the payment", field="upiUri")
+    return upi_pay(payment_id=payment.pk, payer_vpa=vpa)
+
+
+# --- paying ----------------------------------------------------------------------------------
+
+def _clean_vpa(payer_vpa) -> str:
+    if not isinstance(payer_vpa, str) or not payer_vpa.strip():
+        raise ValidationError("is required", field="payerVpa")
+    vpa = payer_vpa.strip().lower()
+    if not VPA_PATTERN.match(vpa):
+        raise ValidationError("is not a VPA (name@provider)", field="payerVpa")
+    acquirer = get_acquirer()
+    if acquirer.name == "sandbox":
+        from payments.acquirer.sandbox import UPI_TEST_VPAS
+
+        if vpa not in UPI_TEST_VPAS:
+            raise ValidationError(f"{vpa} is not a sandbox test VPA (use one of {', '.join(UPI_TEST_VPAS)})",
+                                  field="payerVpa")
+    return vpa
+
+
+def _ensure_open(payment: Payment) -> None:
+    if payment.is_final:
+        raise ValidationError(f"the payment is already {payment.status}", field="upiUri")
+    if payment.expires_at <= timezone.now():
+        # Its deadline has passed: make it final now rather than at the next sweep.
+        payment_expire(payment_id=payment.pk)
+        raise ValidationError("the payment has expired", field="upiUri")
+
+
+def _claim(payment: Payment, vpa: str) -> Payment:
+    """Make `vpa` the one payer of `payment`. A PENDING (hosted) payment moves to PROCESSING
+    with mode UPI; a PROCESSING UPI payment is claimed by a conditional update, so two UPI
+    apps racing on one link cannot both pay it."""
+    if payment.status == S.PENDING:
+        try:
+            return payment_mark_processing(payment_id=payment.pk, payment_mode=Payment.Mode.UPI,
+                                           payer_vpa=vpa, detail={"via": "upi", "payerVpa": vpa})
+        except InvalidTransition:  # another UPI app or method got there first
+            payment.refresh_from_db()
+            _ensure_open(payment)
+    if payment.payment_mode != Payment.Mode.UPI:
+        raise ValidationError("the payment is being paid by another method", field="upiUri")
+    # Not a status change: payer_vpa is written once, and only while the payment is open.
+    claimed = (Payment.objects
+               .filter(pk=payment.pk, status=S.PROCESSING, payment_mode=Payment.Mode.UPI, payer_vpa="")
+               .update(payer_vpa=vpa, updated_at=Now()))
+    payment.refresh_from_db()
+    if claimed:
+        return payment
+    _ensure_open(payment)
+    raise ValidationError("a UPI app is already paying this payment", field="upiUri")
+
+
+def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
+    """A UPI app pays payment `payment_id` from `payer_vpa`. Call it outside any transaction.
+
+    Accepts a PENDING payment (hosted: it first moves to PROCESSING with mode UPI) or a
+    PROCESSING UPI payment nobody has paid yet (S2S). The acquirer is asked with no lock held.
+    A decline makes the payment FAILED at once; an approval pending makes it SUCCESS later
+    (sandbox: after SANDBOX_UPI_SUCCESS_DELAY_SECONDS; timeout@sandbox never, it expires).
+    Returns the payment as it stands after the call.
+
+    Raises ValidationError: payerVpa for a missing, malformed or (sandbox) unknown VPA;
+    upiUri for an unknown, expired, final or already claimed payment."""
+    vpa = _clean_vpa(payer_vpa)
+    payment = Payment.objects.select_related("merchant").filter(pk=payment_id).first()
+    if payment is None:
+        raise ValidationError("names no payment of this gateway", field="upiUri")
+    _ensure_open(payment)
+    payment = _claim(payment, vpa)
+
+    acquirer = get_acquirer()
+    try:
+        answer = acquirer.upi_pay(payment=payment, payer_vpa=vpa)
+    except ValueError as exc:
+        # The claim stays: the payment remains PROCESSING until it expires.
+        raise ValidationError(str(exc), field="payerVpa") from None
+    payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER,
+                 detail={"step": "upi_pay", "outcome": answer.outcome.value, **answer.raw})
+
+    if answer.outcome == Outcome.DECLINED:
+        try:
+            return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the payer",
+                                       detail={"payerVpa": vpa, **answer.raw})
+        except InvalidTransition:  # it expired meanwhile: that stands
+            payment.refresh_from_db()
+            return payment
+    if answer.outcome == Outcome.APPROVED:
+        return _approve(payment.pk, answer.reference) or Payment.objects.get(pk=payment.pk)
+    if acquirer.name == "sandbox":
+        _sandbox_follow_up(payment, vpa)
+    payment.refresh_from_db()
+    return payment
+
+
+def _sandbox_follow_up(payment: Payment, vpa: str) -> None:
+    from payments.acquirer.sandbox import UPI_SUCCESS_VPA, UPI_TIMEOUT_VPA
+
+    if vpa == UPI_SUCCESS_VPA:
+        _send_quietly("upi_sandbox_approve_task", payment.pk,
+                      countdown=float(settings.SANDBOX_UPI_SUCCESS_DELAY_SECONDS))
+    elif vpa == UPI_TIMEOUT_VPA:
+        deadline = timezone.now() + timedelta(seconds=settings.SANDBOX_UPI_TIMEOUT_SECONDS)
+        if deadline < payment.expires_at:
+            # Only ever earlier, and only while it is open; the expiry task and the sweep do the rest.
+            if Payment.objects.filter(pk=payment.pk, status=S.PROCESSING).update(expires_at=deadline,
+                                                                                 updated_at=Now()):
+                payment.expires_at = deadline
+                payment_schedule_expiry(payment)
+
+
+def _send_quietly(task_name: str, payment_id: int, *, countdown: float) -> None:
+    from payments import tasks
+
+    try:
+        getattr(tasks, task_name).apply_async(args=[payment_id], countdown=countdown)
+    except Exception:  # noqa: BLE001 - the broker is down: the payments sweep finishes it
+        logger.warning("could not queue %s for payment %s; the sweep will", task_name, payment_id)
+
+
+def _approve(payment_id: int, bank_rrn: str) -> Payment | None:
+    try:
+        return payment_mark_succeeded(payment_id=payment_id, bank_rrn=bank_rrn,
+                                      detail={"source": "acquirer", "bankRrn": bank_rrn})
+    except InvalidTransition:  # already final (expired, or approved twice): the first answer stands
+        return None
+
+
+def upi_sandbox_approve(*, payment_id: int) -> Payment | None:
+    """The sandbox payer's bank approves: PROCESSING -> SUCCESS with a fresh RRN. Returns None
+    (and changes nothing) when the payment is final already. Safe to run more than once."""
+    from payments.acquirer.sandbox import new_rrn
+
+    return _approve(payment_id, new_rrn())
+
+
+def upi_sandbox_approvals_due(*, now=None, limit: int = 500) -> int:
+    """Finish sandbox approvals whose task was lost (broker down, message dropped): every
+    PROCESSING payment paid by success@sandbox at least the delay ago. Returns how many
+    succeeded. The payments sweep runs it before expiring, so a lost task still ends in SUCCESS."""
+    if get_acquirer().name != "sandbox":
+        return 0
+    from payments.acquirer.sandbox import UPI_SUCCESS_VPA
+
+    now = now or timezone.now()
+    # A second of slack, so the sweep does not race the task it is standing in for.
+    cutoff = now - timedelta(seconds=float(settings.SANDBOX_UPI_SUCCESS_DELAY_SECONDS) + 1)
+    ids = list(
+        Payment.objects.filter(status=S.PROCESSING, payment_mode=Payment.Mode.UPI, payer_vpa=UPI_SUCCESS_VPA,
+                               events__kind=PaymentEvent.Kind.ACQUIRER,
+                               events__detail__result=AWAITING_APPROVAL, events__created_at__lte=cutoff)
+        .order_by("pk").values_list("pk", flat=True).distinct()[:limit]
+    )
+    return sum(1 for payment_id in ids if upi_sandbox_approve(payment_id=payment_id) is not None)
