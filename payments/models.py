@@ -136,3 +136,31 @@ class PaymentEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.from_status}->{self.to_status}"
+
+
+class IdempotencyRecord(models.Model):
+    """One X-Idempotency-Key of one merchant on S2S payment creation, and the response it got.
+
+    The row is inserted (committed) before the request is executed, so that concurrent requests
+    with the same key queue on its row lock and then answer with the stored response. A row
+    without a response belongs to a request still running, or one that died (the next request
+    with the key runs it again). Kept for at least IDEMPOTENCY_TTL, then deleted by the beat.
+    """
+
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="idempotency_records")
+    key = models.CharField(max_length=255)
+    # SHA-256 of the request body less timestamp and checksum (payments.services.idempotency).
+    fingerprint = models.CharField(max_length=64)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)
+    payment = models.ForeignKey(Payment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["merchant", "key"], name="idempotency_unique_merchant_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.merchant_id}:{self.key}"
