@@ -1,0 +1,164 @@
+"""A real `celery -A gateway worker` subprocess on the test database, for end-to-end tests.
+
+Use it from a test that commits (the `transactional_db` or `live_server` fixtures): the worker
+is another process and sees only committed rows.
+
+    def test_something(transactional_db, tmp_path):
+        with CeleryWorker(beat=True, env={"WEBHOOK_RETRY_SCHEDULE": "1,1,1"}, log_dir=tmp_path) as worker:
+            ...                      # tasks queued by this process run in the worker
+            worker.kill()            # SIGKILL, mid-task if you like
+            worker.start()           # a fresh worker, same settings
+
+- The database is the test database this process is using (read from the live connection);
+  the broker is this process's REDIS_URL unless `redis_url` says otherwise.
+- `beat=True` embeds the scheduler (`-B`), with its schedule file in a temporary folder.
+- `purge=True` (default) drops messages left in the broker by earlier runs before starting.
+- `start()` returns once the worker logs that it is ready; the log is `worker.log_text()`,
+  and it is appended to the AssertionError when the worker fails to come up.
+- `kill()` sends SIGKILL to the worker and its pool children; `stop()` asks for a warm
+  shutdown and falls back to SIGKILL. Leaving the `with` block stops it.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parents[2]
+
+__all__ = ["CeleryWorker", "database_url_for_tests"]
+
+
+def database_url_for_tests() -> str:
+    """postgres://... of the database this test process is connected to (the test database)."""
+    from django.db import connection
+
+    s = connection.settings_dict
+    user = quote(s.get("USER") or "", safe="")
+    password = quote(s.get("PASSWORD") or "", safe="")
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    host = s.get("HOST") or "127.0.0.1"
+    port = f":{s['PORT']}" if s.get("PORT") else ""
+    return f"postgres://{auth}{host}{port}/{s['NAME']}"
+
+
+class CeleryWorker:
+    def __init__(self, *, beat: bool = False, concurrency: int = 2, env: dict | None = None,
+                 redis_url: str | None = None, purge: bool = True, loglevel: str = "INFO",
+                 log_dir: str | os.PathLike | None = None, ready_timeout: float = 45.0):
+        self.beat = beat
+        self.concurrency = concurrency
+        self.extra_env = dict(env or {})
+        self.redis_url = redis_url
+        self.purge = purge
+        self.loglevel = loglevel
+        self.ready_timeout = ready_timeout
+        self._dir = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="celery-worker-"))
+        self._dir.mkdir(parents=True, exist_ok=True)
+        self._process: subprocess.Popen | None = None
+        self._log_path: Path | None = None
+        self._runs = 0
+
+    # lifecycle -----------------------------------------------------------------------------
+    def environment(self) -> dict:
+        env = dict(os.environ)
+        env.update({
+            "DJANGO_SETTINGS_MODULE": "gateway.settings",
+            "DATABASE_URL": database_url_for_tests(),
+            "GATEWAY_ENV": env.get("GATEWAY_ENV", "staging"),
+            "PYTHONUNBUFFERED": "1",
+        })
+        redis_url = self.redis_url or os.environ.get("REDIS_URL")
+        if redis_url:
+            env["REDIS_URL"] = redis_url
+        env.update({k: str(v) for k, v in self.extra_env.items()})
+        return env
+
+    def command(self) -> list[str]:
+        cmd = [sys.executable, "-m", "celery", "-A", "gateway", "worker",
+               "--loglevel", self.loglevel, "--concurrency", str(self.concurrency), "--pool", "prefork",
+               "--hostname", f"test-{uuid.uuid4().hex[:8]}@%h",
+               "--without-gossip", "--without-mingle", "--without-heartbeat"]
+        if self.purge and self._runs == 0:
+            cmd.append("--purge")
+        if self.beat:
+            cmd += ["--beat", "--schedule", str(self._dir / f"beat-schedule-{self._runs}")]
+        return cmd
+
+    def start(self) -> CeleryWorker:
+        assert not self.running, "the worker is already running"
+        self._log_path = self._dir / f"worker-{self._runs}.log"
+        log = open(self._log_path, "wb")
+        try:
+            # A session of its own, so kill() reaches the pool children and nothing else.
+            self._process = subprocess.Popen(self.command(), cwd=ROOT, env=self.environment(),
+                                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        finally:
+            log.close()
+        self._runs += 1
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.ready_timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise AssertionError(f"celery worker exited with {self._process.returncode}:\n{self.log_text()}")
+            text = self.log_text()
+            if " ready." in text and (not self.beat or "beat: Starting" in text):
+                return
+            time.sleep(0.1)
+        self.kill()
+        raise AssertionError(f"celery worker not ready within {self.ready_timeout} s:\n{self.log_text()}")
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its pool processes at once: no shutdown, no acks."""
+        if self._process is None:
+            return
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self._process.wait(timeout=10)
+        self._process = None
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Warm shutdown (SIGTERM): running tasks finish; SIGKILL after `timeout`."""
+        if self._process is None:
+            return
+        if self._process.poll() is None:
+            try:
+                # The main process only: it lets the pool children finish their tasks.
+                self._process.send_signal(signal.SIGTERM)
+                self._process.wait(timeout=timeout)
+            except ProcessLookupError:
+                pass
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()
+
+    def __enter__(self) -> CeleryWorker:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # observation ---------------------------------------------------------------------------
+    def log_text(self) -> str:
+        if self._log_path is None or not self._log_path.exists():
+            return ""
+        return self._log_path.read_text(errors="replace")
