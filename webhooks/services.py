@@ -48,6 +48,8 @@ SWEEP_BUDGET_SECONDS = 30
 # upper bound, so the first retry stays within the 10 s CONTRACT.md promises).
 RETRY_JITTER = 0.2
 
+_FAIL_FAST = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
+
 INTERRUPTED_ERROR = "the worker stopped before recording a result; the merchant may or may not have received it"
 
 
@@ -58,10 +60,16 @@ def event_body(payload: dict) -> str:
 
 def _enqueue(delivery_id: int, countdown: float | None = None) -> None:
     """Queue an attempt. A broker outage only delays the delivery: the sweep will find it."""
+    from gateway.celery import app
     from webhooks.tasks import delivery_attempt
 
     try:
-        delivery_attempt.apply_async((delivery_id,), countdown=countdown, retry=False)
+        # Fail fast: Celery's default is to keep reconnecting for seconds, inside the
+        # caller's request, for a message the sweep makes optional anyway.
+        with app.pool.acquire(block=True, timeout=2) as conn:
+            conn.ensure_connection(**_FAIL_FAST)
+            delivery_attempt.apply_async((delivery_id,), countdown=countdown, connection=conn,
+                                         retry=True, retry_policy=_FAIL_FAST)
     except Exception as exc:  # noqa: BLE001 - whatever the broker raises, the row stays due
         logger.warning("webhook delivery %s not queued (%s); the due-deliveries sweep will send it",
                        delivery_id, type(exc).__name__)
