@@ -120,7 +120,9 @@ def _existing(merchant: Merchant, refund_id: str, fingerprint: str) -> Refund | 
     return refund
 
 
-@transaction.atomic(durable=True)
+# Not durable: with X-Idempotency-Key the creation runs inside the transaction that stores
+# the response (payments.services.idempotency), so both commit together.
+@transaction.atomic
 def _refund_create_locked(*, merchant: Merchant, payment_pk: int, amount: int | None, reason: str,
                           refund_id: str | None, source: str, actor) -> RefundCreated:
     # The payment's lock serialises every refund of it: the sum of refunds below cannot change

@@ -1,0 +1,124 @@
+"""Request shapes of the refund endpoints, interface names and the official SDK's aliases.
+
+Strict JSON types: a number where a string belongs, or a string, float or boolean where paise
+belong, is a VALIDATION_ERROR naming the field, never silently converted. `timestamp` and
+`checksum` are only checked for shape here: gateway.signing decides INVALID_TIMESTAMP,
+REQUEST_EXPIRED and INVALID_SIGNATURE once the fields are known to be well formed.
+"""
+from __future__ import annotations
+
+import re
+
+from rest_framework import serializers
+
+from refunds.models import REFUND_ID_MAX_LENGTH
+
+TXN_ID_MAX = 50
+MERCHANT_ID_MAX = 50
+REASON_MAX = 255
+REFUND_ID_PATTERN = re.compile(rf"^[A-Za-z0-9_-]{{1,{REFUND_ID_MAX_LENGTH}}}$")
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class StrictCharField(serializers.CharField):
+    """Only JSON strings, never trimmed, no control characters."""
+
+    default_error_messages = {"invalid": "must be a string", "control": "must not contain control characters"}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        if _CONTROL.search(data):
+            self.fail("control")
+        return super().to_internal_value(data)
+
+
+class PaiseField(serializers.Field):
+    """A positive JSON integer of paise. The upper bound is the payment's remaining amount,
+    which the service checks under the payment's lock."""
+
+    default_error_messages = {"invalid": "must be an integer number of paise",
+                              "positive": "must be greater than 0 paise"}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        if data <= 0:
+            self.fail("positive")
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+class RawField(serializers.Field):
+    """Passed through as sent (timestamp: gateway.signing.verify_timestamp judges it)."""
+
+    def to_internal_value(self, data):
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+def is_refund_id(value: str) -> bool:
+    return bool(REFUND_ID_PATTERN.fullmatch(value))
+
+
+def _one_of(attrs: dict, name: str, alias: str):
+    """The value of `name` or of its alias `alias`; both present must agree."""
+    value, alias_value = attrs.get(name), attrs.get(alias)
+    if value is not None and alias_value is not None and value != alias_value:
+        raise serializers.ValidationError({alias: f"must equal {name} when both are sent"})
+    return value if value is not None else alias_value
+
+
+class RefundCreateSerializer(serializers.Serializer):
+    merchantId = StrictCharField(max_length=MERCHANT_ID_MAX)
+    sabpaisaTxnId = StrictCharField(max_length=TXN_ID_MAX, required=False)
+    transactionId = StrictCharField(max_length=TXN_ID_MAX, required=False)   # SDK alias
+    refundAmount = PaiseField(required=False)
+    amount = PaiseField(required=False)                                      # SDK alias
+    reason = StrictCharField(max_length=REASON_MAX, required=False, allow_blank=True, allow_null=True)
+    refundId = StrictCharField(max_length=REFUND_ID_MAX_LENGTH, required=False)
+    timestamp = RawField(required=False, allow_null=True)
+    checksum = StrictCharField(max_length=128, required=False, allow_null=True)
+
+    def validate_refundId(self, value):
+        if not is_refund_id(value):
+            raise serializers.ValidationError(
+                f"must be 1 to {REFUND_ID_MAX_LENGTH} letters, digits, underscores or hyphens")
+        return value
+
+    def validate(self, attrs):
+        txn_id = _one_of(attrs, "sabpaisaTxnId", "transactionId")
+        if txn_id is None:
+            raise serializers.ValidationError({"sabpaisaTxnId": "this field is required"})
+        attrs["txn_id"] = txn_id
+        attrs["amount_paise"] = _one_of(attrs, "refundAmount", "amount")  # None: the whole remaining amount
+        attrs["reason"] = attrs.get("reason") or ""
+        return attrs
+
+
+class RefundListQuerySerializer(serializers.Serializer):
+    merchantId = StrictCharField(max_length=MERCHANT_ID_MAX)
+    sabpaisaTxnId = StrictCharField(max_length=TXN_ID_MAX, required=False)
+    transactionId = StrictCharField(max_length=TXN_ID_MAX, required=False)
+
+    def validate(self, attrs):
+        txn_id = _one_of(attrs, "sabpaisaTxnId", "transactionId")
+        if txn_id is None:
+            raise serializers.ValidationError({"sabpaisaTxnId": "this query parameter is required"})
+        attrs["txn_id"] = txn_id
+        return attrs
+
+
+class RefundGetQuerySerializer(serializers.Serializer):
+    merchantId = StrictCharField(max_length=MERCHANT_ID_MAX, required=False)
+    checksum = StrictCharField(max_length=128, required=False)
+    timestamp = RawField(required=False)

@@ -1,0 +1,9 @@
+"""Routes of the refunds app: exact paths, no trailing slash (the official SDK sends none)."""
+from django.urls import path
+
+from refunds.api.views import RefundDetailView, RefundsView
+
+urlpatterns = [
+    path("api/v2/refunds", RefundsView.as_view(), name="refunds"),
+    path("api/v2/refunds/<str:refund_id>", RefundDetailView.as_view(), name="refund-detail"),
+]
