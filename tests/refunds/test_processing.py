@@ -1,0 +1,176 @@
+"""Submission to the sandbox bank and the recorded answer, calling the task functions directly
+(no worker needed): PROCESSED with a reference, FAILED for the test amount, the sweep."""
+import re
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from payments.models import Payment
+from refunds import selectors
+from refunds.models import Refund
+from refunds.services import refund_create, refund_mark_failed, refund_mark_processed, refunds_pending_process
+from refunds.state import InvalidRefundTransition
+from refunds.tasks import refund_process, refunds_pending_sweep
+from tests.refunds.factories import make_success_payment
+from webhooks.models import WebhookEvent
+
+pytestmark = pytest.mark.django_db
+
+SANDBOX_FAILURE = 100_013
+
+
+def _refund(merchant, payment, amount=None, **kwargs) -> Refund:
+    return refund_create(merchant=merchant.merchant, payment=payment, amount=amount, **kwargs).refund
+
+
+def _events(refund, event_type):
+    return list(WebhookEvent.objects.filter(subject_id=refund.refund_id, event_type=event_type))
+
+
+def test_processed_refund_has_a_bank_reference_and_records_refund_processed(merchant):
+    payment = make_success_payment(merchant, amount=10_000)
+    refund = _refund(merchant, payment, 4_000, reason="returned")
+    refund_process(refund.pk)
+    refund.refresh_from_db()
+    assert refund.status == "PROCESSED"
+    assert re.fullmatch(r"RF\d{12}", refund.bank_refund_reference)
+    assert refund.processed_at is not None and refund.failed_at is None
+    event, = _events(refund, "refund.processed")
+    payload = event.payload
+    assert payload["event"] == "refund.processed"
+    assert payload["refundId"] == refund.refund_id
+    assert payload["sabpaisaTxnId"] == payment.sabpaisa_txn_id
+    assert payload["merchantTxnId"] == payment.merchant_txn_id
+    assert payload["refundAmount"] == 4_000
+    assert payload["status"] == "PROCESSED"
+    assert payload["bankRefundReference"] == refund.bank_refund_reference
+    assert payload["paidAmount"] == 10_000 and payload["refundedAmount"] == 4_000
+    assert payload["reason"] == "returned"
+    assert payload["processedAt"].endswith("Z")
+
+
+def test_refund_timeline_shows_creation_submission_and_answer(merchant):
+    refund = _refund(merchant, make_success_payment(merchant), 1_000)
+    refund_process(refund.pk)
+    timeline = [(e.kind, e.from_status, e.to_status, e.detail.get("action")) for e in refund.events.all()]
+    assert timeline == [("status", "", "PENDING", None), ("bank", "", "", "submitted"),
+                        ("status", "PENDING", "PROCESSED", None)]
+
+
+def test_sandbox_test_amount_fails_and_records_refund_failed(merchant):
+    payment = make_success_payment(merchant, amount=200_000)
+    refund = _refund(merchant, payment, SANDBOX_FAILURE)
+    refund_process(refund.pk)
+    refund.refresh_from_db()
+    assert refund.status == "FAILED"
+    assert refund.failure_reason and refund.bank_refund_reference == ""
+    assert refund.failed_at is not None and refund.processed_at is None
+    event, = _events(refund, "refund.failed")
+    assert event.payload["status"] == "FAILED"
+    assert event.payload["failureReason"] == refund.failure_reason
+    assert event.payload["refundedAmount"] == 0
+    assert not _events(refund, "refund.processed")
+
+
+def test_failed_refund_releases_its_amount(merchant):
+    payment = make_success_payment(merchant, amount=SANDBOX_FAILURE)
+    failed = _refund(merchant, payment)  # the whole payment: exactly the sandbox failure amount
+    assert selectors.refundable_amount(payment) == 0
+    refund_process(failed.pk)
+    assert selectors.refundable_amount(payment) == SANDBOX_FAILURE
+    again = _refund(merchant, payment, SANDBOX_FAILURE - 13)
+    assert again.status == "PENDING"
+
+
+def test_refunded_amount_counts_processed_refunds_only(merchant):
+    payment = make_success_payment(merchant, amount=300_000)
+    processed = _refund(merchant, payment, 10_000)
+    _refund(merchant, payment, 20_000)  # stays PENDING
+    failed = _refund(merchant, payment, SANDBOX_FAILURE)
+    refund_process(processed.pk)
+    refund_process(failed.pk)
+    assert selectors.refunded_amount(payment) == 10_000
+    assert selectors.refund_pending_amount(payment) == 20_000
+    assert selectors.refundable_amount(payment) == 300_000 - 30_000
+
+
+def test_processing_twice_submits_once_and_emits_one_event(merchant):
+    refund = _refund(merchant, make_success_payment(merchant), 1_000)
+    refund_process(refund.pk)
+    refund_process(refund.pk)
+    refund.refresh_from_db()
+    assert refund.bank_attempts == 1
+    assert len(_events(refund, "refund.processed")) == 1
+
+
+def test_a_refund_held_by_another_worker_is_left_alone(merchant):
+    refund = _refund(merchant, make_success_payment(merchant), 1_000)
+    Refund.objects.filter(pk=refund.pk).update(claimed_until=timezone.now() + timedelta(seconds=30))
+    refund_process(refund.pk)
+    refund.refresh_from_db()
+    assert refund.status == "PENDING" and refund.bank_attempts == 0
+
+
+def test_processing_an_unknown_refund_is_a_no_op(merchant):
+    refund_process(987_654_321)
+
+
+def test_final_refunds_follow_the_transition_table(merchant):
+    refund = _refund(merchant, make_success_payment(merchant), 1_000)
+    refund_mark_processed(refund_pk=refund.pk, bank_reference="RF000000000001")
+    with pytest.raises(InvalidRefundTransition):
+        refund_mark_failed(refund_pk=refund.pk, reason="too late")
+    with pytest.raises(InvalidRefundTransition):
+        refund_mark_processed(refund_pk=refund.pk, bank_reference="RF000000000002")
+    refund.refresh_from_db()
+    assert (refund.status, refund.bank_refund_reference) == ("PROCESSED", "RF000000000001")
+    assert len(_events(refund, "refund.processed")) == 1
+
+
+def test_processed_needs_a_bank_reference(merchant):
+    refund = _refund(merchant, make_success_payment(merchant), 1_000)
+    with pytest.raises(ValueError):
+        refund_mark_processed(refund_pk=refund.pk, bank_reference="")
+
+
+class TestPendingSweep:
+    def test_sweep_submits_pending_refunds_whose_task_was_lost(self, merchant):
+        payment = make_success_payment(merchant, amount=10_000)
+        old = _refund(merchant, payment, 1_000)
+        Refund.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+        fresh = _refund(merchant, payment, 1_000)
+        assert refunds_pending_sweep() == 1
+        old.refresh_from_db()
+        fresh.refresh_from_db()
+        assert old.status == "PROCESSED" and fresh.status == "PENDING"
+
+    def test_sweep_leaves_refunds_a_worker_holds(self, merchant):
+        refund = _refund(merchant, make_success_payment(merchant), 1_000)
+        Refund.objects.filter(pk=refund.pk).update(
+            created_at=timezone.now() - timedelta(minutes=5), claimed_until=timezone.now() + timedelta(seconds=30))
+        assert refunds_pending_process() == 0
+        later = timezone.now() + timedelta(seconds=31)
+        assert refunds_pending_process(now=later) == 1
+        refund.refresh_from_db()
+        assert refund.status == "PROCESSED" and refund.bank_attempts == 1
+
+    def test_sweep_ignores_final_refunds(self, merchant):
+        refund = _refund(merchant, make_success_payment(merchant), 1_000)
+        refund_process(refund.pk)
+        assert refunds_pending_process(older_than_seconds=0) == 0
+
+
+def test_refunds_pending_sweep_is_the_task_the_beat_schedules():
+    from django.conf import settings
+
+    scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert refunds_pending_sweep.name == "refunds.tasks.refunds_pending_sweep"
+    assert refunds_pending_sweep.name in scheduled
+
+
+def test_payment_that_was_refunded_stays_success(merchant):
+    payment = make_success_payment(merchant)
+    refund_process(_refund(merchant, payment).pk)
+    payment.refresh_from_db()
+    assert payment.status == Payment.Status.SUCCESS
