@@ -1,0 +1,65 @@
+"""Retrying a refund request is safe: with the merchant's own refundId, and with X-Idempotency-Key."""
+import pytest
+
+from refunds.models import Refund
+from tests.refunds.factories import make_success_payment, refund_body
+
+pytestmark = pytest.mark.django_db
+
+
+class TestRefundId:
+    def test_repeat_with_the_same_body_returns_the_same_refund(self, post_refund, merchant):
+        payment = make_success_payment(merchant, amount=10_000)
+        body = refund_body(merchant, payment, refundAmount=6_000, refundId="ORD1-R1", reason="size")
+        first = post_refund(body)
+        again = post_refund(body)
+        assert first.status_code == again.status_code == 200
+        assert again.json()["refundId"] == "ORD1-R1"
+        assert again.json()["createdAt"] == first.json()["createdAt"]
+        assert Refund.objects.count() == 1
+
+    def test_repeat_is_answered_even_when_nothing_remains_to_refund(self, post_refund, merchant):
+        payment = make_success_payment(merchant, amount=10_000)
+        body = refund_body(merchant, payment, refundId="ORD2-FULL")
+        assert post_refund(body).status_code == 200
+        again = post_refund(body)
+        assert again.status_code == 200 and again.json()["refundAmount"] == 10_000
+
+    def test_repeat_signed_afresh_is_the_same_body(self, post_refund, merchant):
+        payment = make_success_payment(merchant)
+        first = post_refund(refund_body(merchant, payment, sign=True, refundId="SDK-1", amount=500))
+        retry = post_refund(refund_body(merchant, payment, sign=True, refundId="SDK-1", amount=500))
+        assert retry.status_code == 200
+        assert retry.json()["refundId"] == first.json()["refundId"]
+        assert Refund.objects.count() == 1
+
+    @pytest.mark.parametrize("change", [{"refundAmount": 5_001}, {"reason": "other"}, {"refundAmount": None}])
+    def test_repeat_with_another_body_is_idempotency_mismatch(self, post_refund, merchant, change):
+        payment = make_success_payment(merchant, amount=10_000)
+        body = refund_body(merchant, payment, refundAmount=5_000, refundId="ORD3-R1", reason="size")
+        assert post_refund(body).status_code == 200
+        response = post_refund({k: v for k, v in {**body, **change}.items() if v is not None})
+        assert response.status_code == 400
+        assert response.json()["errorCode"] == "IDEMPOTENCY_MISMATCH"
+        assert Refund.objects.count() == 1
+
+    def test_refund_id_reused_on_another_payment_is_idempotency_mismatch(self, post_refund, merchant):
+        first, second = make_success_payment(merchant), make_success_payment(merchant)
+        assert post_refund(refund_body(merchant, first, refundAmount=500, refundId="R-X")).status_code == 200
+        response = post_refund(refund_body(merchant, second, refundAmount=500, refundId="R-X"))
+        assert response.json()["errorCode"] == "IDEMPOTENCY_MISMATCH"
+
+    def test_amount_alias_is_the_same_body_as_refund_amount(self, post_refund, merchant):
+        payment = make_success_payment(merchant)
+        assert post_refund(refund_body(merchant, payment, refundAmount=500, refundId="R-A")).status_code == 200
+        again = post_refund({"merchantId": merchant.code, "transactionId": payment.sabpaisa_txn_id,
+                             "amount": 500, "refundId": "R-A"})
+        assert again.status_code == 200
+        assert Refund.objects.count() == 1
+
+    def test_refused_request_does_not_take_the_refund_id(self, post_refund, merchant):
+        payment = make_success_payment(merchant, amount=1_000)
+        refused = post_refund(refund_body(merchant, payment, refundAmount=1_001, refundId="R-B"))
+        assert refused.json()["errorCode"] == "REFUND_AMOUNT_EXCEEDED"
+        accepted = post_refund(refund_body(merchant, payment, refundAmount=1_000, refundId="R-B"))
+        assert accepted.status_code == 200
