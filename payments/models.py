@@ -93,6 +93,9 @@ class Payment(models.Model):
             models.CheckConstraint(condition=Q(amount__gt=0), name="payment_amount_positive"),
             models.CheckConstraint(condition=Q(paid_amount__isnull=True) | Q(paid_amount__gt=0),
                                    name="payment_paid_amount_positive"),
+            # Incoming NEFT/RTGS/cash deposits are matched to a payment by this reference alone.
+            models.UniqueConstraint(fields=["transfer_reference"], condition=~Q(transfer_reference=""),
+                                    name="payment_unique_transfer_reference"),
         ]
         indexes = [
             models.Index(fields=["merchant", "-created_at"], name="payment_merchant_created"),
