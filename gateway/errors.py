@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import DisallowedHost, PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
@@ -95,6 +95,15 @@ def _first_drf_detail(detail, path: str = "") -> tuple[str, str]:
     return path, str(detail)
 
 
+def bad_request_error(exc: Exception | None) -> GatewayError:
+    """What a request Django itself refused as malformed (SuspiciousOperation) answers."""
+    if isinstance(exc, DisallowedHost):
+        return ValidationError("this host name is not served here", field="Host")
+    if isinstance(exc, RequestDataTooBig):
+        return ValidationError("the request body is too large", field="body")
+    return ValidationError("the request is malformed", field="request")
+
+
 def to_gateway_error(exc: Exception) -> GatewayError | None:
     """Map Django/DRF exceptions onto our codes; None means "unexpected"."""
     if isinstance(exc, GatewayError):
@@ -119,6 +128,8 @@ def to_gateway_error(exc: Exception) -> GatewayError | None:
         return Unauthorized()
     if isinstance(exc, drf_exceptions.NotAcceptable):
         return ValidationError("only application/json responses are available", field="Accept")
+    if isinstance(exc, SuspiciousOperation):
+        return bad_request_error(exc)
     return None
 
 
@@ -128,6 +139,11 @@ def exception_handler(exc, context):
     if error is None:
         logger.exception("unexpected error in %s", context.get("view").__class__.__name__)
         error = InternalError()
+    # As DRF's own handler does: an error never commits a request's atomic block. (Imported
+    # here: rest_framework.views imports the authentication classes, which import this module.)
+    from rest_framework.views import set_rollback
+
+    set_rollback()
     response = Response(
         {"success": False, "errorCode": error.code, "errorMessage": error.message,
          "traceId": current_trace_id()},

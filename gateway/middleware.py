@@ -3,11 +3,18 @@ never reach a DRF view (unknown paths, wrong methods on plain views, crashes).""
 import logging
 
 from django.conf import settings
+from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
+from django.http import Http404
+from django.utils.log import log_response
 
-from gateway.errors import InternalError, MethodNotAllowed, NotFound, ValidationError, error_response
-from gateway.tracing import new_trace_id, reset_trace_id, set_merchant, set_trace_id
+from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound, ValidationError, error_response
+from gateway.tracing import new_trace_id, reset_merchant, reset_trace_id, set_merchant, set_trace_id
 
 logger = logging.getLogger("gateway.request")
+
+# Raised by views for Django to answer (handler400/403/404, which give the envelope, plus the
+# django.security log for suspicious requests); not crashes.
+_DJANGO_ANSWERS = (Http404, PermissionDenied, SuspiciousOperation, BadRequest)
 
 
 class TraceIdMiddleware:
@@ -18,13 +25,18 @@ class TraceIdMiddleware:
 
     def __call__(self, request):
         token = set_trace_id(new_trace_id())
-        set_merchant("")
+        merchant_token = set_merchant("")
         try:
             request.trace_id = token.var.get()
             response = self.get_response(request)
             response["X-Trace-Id"] = request.trace_id
+            # Django logs 5xx answers after the last middleware has returned, where the line
+            # would lose its traceId; log it here instead (log_response marks it as done).
+            if response.status_code >= 400:
+                log_response("%s: %s", response.reason_phrase, request.path, response=response, request=request)
             return response
         finally:
+            reset_merchant(merchant_token)
             reset_trace_id(token)
 
 
@@ -48,13 +60,16 @@ class ApiErrorMiddleware:
         if response.status_code == 404 and not is_json:
             return error_response(NotFound())
         if response.status_code == 405 and not is_json:
-            return error_response(MethodNotAllowed())
+            allow = response.get("Allow")
+            response = error_response(MethodNotAllowed())
+            if allow:
+                response["Allow"] = allow
         return response
 
     def process_exception(self, request, exception):
-        from gateway.errors import GatewayError
-
         if isinstance(exception, GatewayError):
             return error_response(exception)
+        if isinstance(exception, _DJANGO_ANSWERS):
+            return None
         logger.exception("unhandled exception on %s %s", request.method, request.path)
         return error_response(InternalError())

@@ -26,8 +26,12 @@ def reset_trace_id(token) -> None:
     _trace_id.reset(token)
 
 
-def set_merchant(code: str) -> None:
-    _merchant.set(code)
+def set_merchant(code: str):
+    return _merchant.set(code)
+
+
+def reset_merchant(token) -> None:
+    _merchant.reset(token)
 
 
 def current_merchant() -> str:

@@ -1,11 +1,14 @@
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from gateway import views
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
+    # APPEND_SLASH is off (API paths are exact); staff typing the console's address still get there.
+    path("admin", RedirectView.as_view(url="/admin/", permanent=False)),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]),
          name="schema"),
@@ -21,5 +24,8 @@ for app in ("payments", "refunds", "tokens", "webhooks"):
         if exc.name != f"{app}.urls":
             raise
 
+# Every error is the envelope, including the ones Django answers itself.
+handler400 = "gateway.views.bad_request"
+handler403 = "gateway.views.permission_denied"
 handler404 = "gateway.views.not_found"
 handler500 = "gateway.views.server_error"

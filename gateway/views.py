@@ -3,9 +3,11 @@ import logging
 
 from django.db import connection
 from django.http import JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
-from gateway.errors import InternalError, NotFound, ValidationError, error_response
+from gateway.errors import InternalError, NotFound, ServiceUnavailable, Unauthorized, ValidationError, \
+    bad_request_error, error_response
+from gateway.tracing import current_trace_id
 
 logger = logging.getLogger("gateway.health")
 
@@ -25,21 +27,36 @@ def _broker_ok() -> bool:
 
     try:
         with app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=2)
+            # One quick attempt: a load balancer polls this, and must not wait on retries.
+            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=2)
         return True
     except Exception:
         logger.exception("health check: broker unreachable")
         return False
 
 
-@require_GET
+@require_safe
 def healthz(request):
     checks = {"database": _database_ok(), "broker": _broker_ok()}
-    healthy = all(checks.values())
+    report = {k: "ok" if v else "down" for k, v in checks.items()}
+    if all(checks.values()):
+        return JsonResponse({"status": "ok", "checks": report})
+    # An error response, so it is the envelope too; the checks say what is down.
+    error = ServiceUnavailable("a dependency of the service is unreachable: "
+                               + ", ".join(k for k, v in checks.items() if not v))
     return JsonResponse(
-        {"status": "ok" if healthy else "unavailable", "checks": {k: "ok" if v else "down" for k, v in checks.items()}},
-        status=200 if healthy else 503,
+        {"success": False, "errorCode": error.code, "errorMessage": error.message,
+         "traceId": current_trace_id(), "status": "unavailable", "checks": report},
+        status=503,
     )
+
+
+def bad_request(request, exception=None):
+    return error_response(bad_request_error(exception))
+
+
+def permission_denied(request, exception=None):
+    return error_response(Unauthorized())
 
 
 def not_found(request, exception=None):
