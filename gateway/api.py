@@ -1,14 +1,41 @@
 """The base of every merchant API view."""
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.views import APIView
+
+from gateway.errors import ValidationError
+from gateway.models import Merchant
+
+
+class JsonOnlyNegotiation(DefaultContentNegotiation):
+    """The API only speaks JSON: answer JSON whatever Accept says, rather than refusing a
+    client whose HTTP library sends `Accept: text/html` or `application/xml`."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
 
 
 class GatewayAPIView(APIView):
-    """Adds X-RateLimit-Limit / X-RateLimit-Remaining to every response whose merchant is known.
+    """Adds X-RateLimit-Limit / X-RateLimit-Remaining to every response whose merchant is known,
+    and refuses a body that is JSON but not an object (VALIDATION_ERROR naming `body`).
 
     Subclasses set `require_merchant_header = True` where the interface requires X-Merchant-Id.
+    Checks run in this order: X-Merchant-Id presence, X-Api-Key, rate limit, body shape; so an
+    unauthenticated caller always gets UNAUTHORIZED, whatever else is wrong with its request.
     """
 
     require_merchant_header = False
+    content_negotiation_class = JsonOnlyNegotiation
+
+    @property
+    def merchant(self) -> Merchant:
+        """The authenticated merchant (the key's)."""
+        return self.request.user
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        has_handler = hasattr(self, request.method.lower())
+        if has_handler and request.method in ("POST", "PUT", "PATCH") and not isinstance(request.data, dict):
+            raise ValidationError("must be a JSON object", field="body")
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)

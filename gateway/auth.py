@@ -33,11 +33,12 @@ def merchant_for_api_key(raw_key: str | None) -> Merchant:
 
 class ApiKeyAuthentication(BaseAuthentication):
     def authenticate(self, request):
-        merchant = merchant_for_api_key(request.headers.get("X-Api-Key"))
         header_code = request.headers.get("X-Merchant-Id")
         view = request.parser_context.get("view") if request.parser_context else None
+        # Checked before the key, so the answer is the same whether the key is right or not.
         if header_code is None and getattr(view, "require_merchant_header", False):
             raise Unauthorized("X-Merchant-Id header is required.")
+        merchant = merchant_for_api_key(request.headers.get("X-Api-Key"))
         if header_code is not None and header_code != merchant.code:
             raise Unauthorized()
         set_merchant(merchant.code)
