@@ -14,6 +14,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import math
+import re
 import time
 
 from django.conf import settings
@@ -42,23 +44,47 @@ def verify_checksum(secret_key: str, given, *parts) -> None:
         raise InvalidSignature()
 
 
+_DECIMAL = re.compile(r"-?[0-9]{1,18}")
+
+
+def _timestamp_value(timestamp) -> int | None:
+    """Unix seconds as sent (a JSON integer, a whole-valued JSON number, or the decimal string
+    of a query parameter) as an int; None for anything else."""
+    if isinstance(timestamp, bool):
+        return None
+    if isinstance(timestamp, int):
+        return timestamp
+    if isinstance(timestamp, float):
+        return int(timestamp) if math.isfinite(timestamp) and timestamp.is_integer() else None
+    if isinstance(timestamp, str) and _DECIMAL.fullmatch(timestamp):
+        return int(timestamp)
+    return None
+
+
 def verify_timestamp(timestamp, *, now: float | None = None) -> int:
     """Accept a Unix-seconds timestamp no older than 300 s and no further ahead than the
     allowed clock skew. Raises InvalidTimestamp (missing, not an integer, future) or
     RequestExpired (too old)."""
-    if timestamp is None or timestamp == "" or isinstance(timestamp, bool):
+    if timestamp is None or timestamp == "":
         raise InvalidTimestamp()
-    try:
-        value = int(timestamp)
-    except (TypeError, ValueError):
-        raise InvalidTimestamp("timestamp must be Unix seconds as an integer.") from None
-    if isinstance(timestamp, float) and timestamp != value:
+    value = _timestamp_value(timestamp)
+    if value is None:
         raise InvalidTimestamp("timestamp must be Unix seconds as an integer.")
     now = int(time.time() if now is None else now)
     if value > now + settings.REQUEST_CLOCK_SKEW_SECONDS:
         raise InvalidTimestamp("timestamp is in the future.")
     if now - value > settings.REQUEST_MAX_AGE_SECONDS:
         raise RequestExpired()
+    return value
+
+
+def verify_signed_request(secret_key: str, *, checksum, timestamp, fields) -> int:
+    """The one order every signed merchant request is checked in: the timestamp first (missing,
+    malformed or future: INVALID_TIMESTAMP; older than 5 minutes: REQUEST_EXPIRED), then the
+    checksum over `fields` followed by the timestamp written as a decimal integer
+    (INVALID_SIGNATURE). Returns the timestamp as an int."""
+    value = verify_timestamp(timestamp)
+    verify_checksum(secret_key, checksum, *fields, value)
     return value
 
 
