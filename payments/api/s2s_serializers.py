@@ -1,0 +1,203 @@
+"""The S2S UPI payment request (interface.md, S2S UPI payment request; docs/s2s.md).
+
+Plain Serializers with strict JSON types: a number where a string belongs, a string where
+paise belong, is a VALIDATION_ERROR naming the field, never converted. Fields are declared in
+the interface's order, and the first failing one is the one named.
+
+Not decided here: paymentMode's value (INVALID_PAYMENT_MODE), merchantId against the API key
+(UNAUTHORIZED), timestamp (INVALID_TIMESTAMP / REQUEST_EXPIRED) and the checksum's value
+(INVALID_SIGNATURE); payments.services.s2s does those, in that order, after these fields pass.
+"""
+from __future__ import annotations
+
+import re
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import EmailValidator
+from rest_framework import serializers
+
+from gateway.errors import ValidationError
+from payments.payloads import UDF_KEYS
+
+AMOUNT_MIN = 100
+AMOUNT_MAX = 100_000_000
+MERCHANT_ID_MAX = 50
+MERCHANT_TXN_ID_MAX = 100
+CUSTOMER_NAME_MIN, CUSTOMER_NAME_MAX = 2, 100
+CUSTOMER_EMAIL_MAX = 255
+CUSTOMER_PHONE_MAX = 20
+DESCRIPTION_MAX = 500
+UDF_MAX = 255
+METADATA_MAX_KEYS = 50
+METADATA_KEY_MAX = 40
+METADATA_VALUE_MAX = 500
+UPI_EXPIRY_MIN, UPI_EXPIRY_MAX, UPI_EXPIRY_DEFAULT = 1, 60, 5
+PAYMENT_MODES = ("UPI_QR", "UPI_INTENT")
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_BUT_WHITESPACE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_MERCHANT_TXN_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+_PHONE = re.compile(r"^\+?[0-9 ()-]+$")
+_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+class StrictString(serializers.CharField):
+    """Only a JSON string; never trimmed, so what was signed is what is stored. Control
+    characters are refused (free text may keep tab and line breaks)."""
+
+    default_error_messages = {
+        "required": "is required",
+        "null": "must not be null",
+        "blank": "must not be empty",
+        "invalid": "must be a string",
+        "max_length": "must be at most {max_length} characters",
+        "min_length": "must be at least {min_length} characters",
+        "control": "must not contain control characters",
+        "pattern": "has characters outside the allowed set",
+    }
+
+    def __init__(self, *, free_text: bool = False, pattern: re.Pattern | None = None,
+                 pattern_message: str | None = None, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)
+        self.free_text = free_text
+        self.pattern = pattern
+        self.pattern_message = pattern_message
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        if (_CONTROL_BUT_WHITESPACE if self.free_text else _CONTROL).search(data):
+            self.fail("control")
+        value = super().to_internal_value(data)
+        if self.pattern is not None and value and not self.pattern.match(value):
+            raise serializers.ValidationError(self.pattern_message or self.error_messages["pattern"])
+        return value
+
+
+class StrictInteger(serializers.Field):
+    """Only a JSON integer (not a string, a float or a boolean), within bounds."""
+
+    default_error_messages = {
+        "required": "is required",
+        "null": "must not be null",
+        "invalid": "must be an integer",
+        "range": "must be between {low} and {high}",
+    }
+
+    def __init__(self, *, low: int, high: int, **kwargs):
+        self.low, self.high = low, high
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        if not self.low <= data <= self.high:
+            self.fail("range", low=self.low, high=self.high)
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+class EmailString(StrictString):
+    _validator = EmailValidator(message="must be a valid email address")
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            self._validator(value)
+        except DjangoValidationError:
+            raise serializers.ValidationError("must be a valid email address") from None
+        return value
+
+
+class NonBlankName(StrictString):
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not value.strip():
+            raise serializers.ValidationError("must not be only spaces")
+        return value
+
+
+class Metadata(serializers.Field):
+    """Free key-value pairs: at most 50 keys of at most 40 characters; each value a string of at
+    most 500 characters, a number, a boolean or null (nothing nested)."""
+
+    default_error_messages = {"required": "is required", "invalid": "must be a JSON object"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            self.fail("invalid")
+        if len(data) > METADATA_MAX_KEYS:
+            raise serializers.ValidationError(f"must have at most {METADATA_MAX_KEYS} keys")
+        for key, value in data.items():
+            if not key or len(key) > METADATA_KEY_MAX or _CONTROL.search(key):
+                raise serializers.ValidationError(
+                    f"keys must be 1 to {METADATA_KEY_MAX} characters without control characters")
+            if isinstance(value, str):
+                if len(value) > METADATA_VALUE_MAX:
+                    raise serializers.ValidationError(
+                        {key: f"must be at most {METADATA_VALUE_MAX} characters"})
+                if _CONTROL_BUT_WHITESPACE.search(value):
+                    raise serializers.ValidationError({key: "must not contain control characters"})
+            elif value is not None and not isinstance(value, (bool, int, float)):
+                raise serializers.ValidationError({key: "must be a string, a number, a boolean or null"})
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+class S2SPaymentRequestSerializer(serializers.Serializer):
+    merchantId = StrictString(max_length=MERCHANT_ID_MAX)
+    merchantTxnId = StrictString(max_length=MERCHANT_TXN_ID_MAX, pattern=_MERCHANT_TXN_ID,
+                                 pattern_message="must be letters, digits, underscores or hyphens")
+    amount = StrictInteger(low=AMOUNT_MIN, high=AMOUNT_MAX)
+    currency = StrictString()
+    customerName = NonBlankName(min_length=CUSTOMER_NAME_MIN, max_length=CUSTOMER_NAME_MAX)
+    customerEmail = EmailString(max_length=CUSTOMER_EMAIL_MAX)
+    customerPhone = StrictString(max_length=CUSTOMER_PHONE_MAX, pattern=_PHONE,
+                                 pattern_message="must be digits, optionally with +, spaces, hyphens or parentheses")
+    # Only the type here: a string that is not UPI_QR / UPI_INTENT is INVALID_PAYMENT_MODE.
+    paymentMode = StrictString(allow_blank=True)
+    checksum = StrictString(pattern=_HEX64, pattern_message="must be exactly 64 hexadecimal characters")
+    # timestamp: read by payments.services.s2s (a missing one is INVALID_TIMESTAMP, not this).
+    description = StrictString(required=False, allow_null=True, allow_blank=True, free_text=True,
+                               max_length=DESCRIPTION_MAX)
+    upiExpiryMinutes = StrictInteger(low=UPI_EXPIRY_MIN, high=UPI_EXPIRY_MAX, required=False, allow_null=True)
+    metadata = Metadata(required=False, allow_null=True)
+
+    def validate_currency(self, value):
+        if value != "INR":
+            raise serializers.ValidationError("must be INR")
+        return value
+
+
+for _key in UDF_KEYS:
+    S2SPaymentRequestSerializer._declared_fields[_key] = StrictString(
+        required=False, allow_null=True, allow_blank=True, free_text=True, max_length=UDF_MAX)
+
+
+def _first_error(errors, path: str = "") -> tuple[str, str]:
+    if isinstance(errors, dict):
+        key, value = next(iter(errors.items()))
+        name = path if key == "non_field_errors" else (f"{path}.{key}" if path else str(key))
+        return _first_error(value, name)
+    if isinstance(errors, list) and errors:
+        return _first_error(errors[0], path)
+    return path, str(errors)
+
+
+def s2s_request_validate(body) -> dict:
+    """The request's fields, checked. Raises gateway.errors.ValidationError naming the first
+    field (in the interface's order) that is missing or violates its constraint."""
+    if not isinstance(body, dict):
+        raise ValidationError("must be a JSON object", field="body")
+    serializer = S2SPaymentRequestSerializer(data=body)
+    if not serializer.is_valid():
+        field, message = _first_error(serializer.errors)
+        raise ValidationError(message, field=field or "body")
+    data = dict(serializer.validated_data)
+    data["upiExpiryMinutes"] = data.get("upiExpiryMinutes") or UPI_EXPIRY_DEFAULT
+    return data

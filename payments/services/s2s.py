@@ -1,0 +1,177 @@
+"""S2S UPI payment creation (POST /api/v2/payments/s2s; docs/s2s.md).
+
+The order a request is decided in, each step's error code in brackets:
+  0. (the view) API key and X-Merchant-Id (UNAUTHORIZED), S2S enabled (S2S_NOT_ENABLED),
+     Content-Type, X-Idempotency-Key's form and a JSON object body (VALIDATION_ERROR);
+  1. (payments.api.s2s_serializers) the fields, in the interface's order (VALIDATION_ERROR
+     naming the field);
+  2. paymentMode is UPI_QR or UPI_INTENT (INVALID_PAYMENT_MODE);
+  3. merchantId is the API key's merchant (UNAUTHORIZED);
+  4. timestamp present, not in the future (INVALID_TIMESTAMP), not older than 5 minutes
+     (REQUEST_EXPIRED);
+  5. checksum = HMAC-SHA256(secret, merchantId|merchantTxnId|amount|currency|timestamp)
+     (INVALID_SIGNATURE);
+  6. X-Idempotency-Key: a stored response is answered again, another body is
+     IDEMPOTENCY_MISMATCH (payments.services.idempotency);
+  7. merchantTxnId not used before by this merchant (DUPLICATE_TRANSACTION);
+  8. the acquirer registers the payment (PAYMENT_FAILED / SERVICE_UNAVAILABLE /
+     PROCESSING_ERROR), with no transaction of ours open on the payment;
+  9. one transaction: the payment in PROCESSING, its events, its expiry task; the unique
+     constraint payment_unique_merchant_txn turns a lost race into DUPLICATE_TRANSACTION.
+
+A start the acquirer refuses writes nothing: merchantTxnId stays unused and the merchant may
+retry it (docs/s2s.md, Retrying after PAYMENT_FAILED).
+"""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from gateway.auth import ensure_same_merchant
+from gateway.errors import (
+    DuplicateTransaction,
+    InvalidPaymentMode,
+    PaymentFailed,
+    ProcessingError,
+    ServiceUnavailable,
+)
+from gateway.models import Merchant
+from gateway.signing import verify_checksum, verify_timestamp
+from gateway.tracing import current_trace_id
+from payments.acquirer import get_acquirer
+from payments.acquirer.base import AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
+from payments.models import Payment, PaymentEvent
+from payments.payloads import UDF_KEYS
+from payments.services.expiry import payment_schedule_expiry
+from payments.services.idempotency import Outcome as IdempotentOutcome
+from payments.services.idempotency import idempotency_run, request_fingerprint
+from payments.services.upi import upi_link
+
+logger = logging.getLogger("payments.s2s")
+
+UNIQUE_MERCHANT_TXN = "payment_unique_merchant_txn"
+CREATED_MESSAGE = "Payment created; show the QR or open the intent link. The final status arrives by webhook."
+
+
+def s2s_request_check(*, merchant: Merchant, data: dict, body: dict) -> dict:
+    """Steps 2 to 5 on fields that passed step 1 (payments.api.s2s_serializers): the mode, the
+    merchant, the timestamp and the checksum. Returns the fields with the timestamp as an int.
+    Raises the GatewayError of the first step that fails."""
+    if data["paymentMode"] not in Payment.S2SMode.values:
+        raise InvalidPaymentMode()
+    ensure_same_merchant(merchant, data["merchantId"])
+    timestamp = verify_timestamp(body.get("timestamp"))
+    # Uppercase hex carries the same digest; the interface writes it lowercase.
+    verify_checksum(merchant.secret_key, data["checksum"].lower(), data["merchantId"], data["merchantTxnId"],
+                    data["amount"], data["currency"], timestamp)
+    return {**data, "timestamp": timestamp}
+
+
+def s2s_payment_submit(*, merchant: Merchant, data: dict, body: dict,
+                       idempotency_key: str | None) -> IdempotentOutcome:
+    """POST /api/v2/payments/s2s after authentication and field validation (`data` is the
+    validated fields of `body`): steps 2 to 9. Creates the payment at most once per idempotency
+    key and returns the HTTP status and response body (replayed=True when it is the stored
+    response of an earlier request). Raises GatewayError."""
+    data = s2s_request_check(merchant=merchant, data=data, body=body)
+
+    def execute() -> tuple[int, dict, Payment]:
+        payment = s2s_payment_create(merchant=merchant, data=data)
+        return 200, s2s_response(payment), payment
+
+    if idempotency_key is None:
+        status, response, _ = execute()
+        return IdempotentOutcome(status, response, replayed=False)
+    return idempotency_run(merchant=merchant, key=idempotency_key, fingerprint=request_fingerprint(body),
+                           execute=execute)
+
+
+def s2s_payment_create(*, merchant: Merchant, data: dict) -> Payment:
+    """Steps 7 to 9: register with the acquirer, then create the payment in PROCESSING with
+    mode UPI. Raises DuplicateTransaction, PaymentFailed, ServiceUnavailable or ProcessingError;
+    on any of them nothing is written."""
+    if Payment.objects.filter(merchant=merchant, merchant_txn_id=data["merchantTxnId"]).exists():
+        raise DuplicateTransaction()  # the common case, answered without troubling the acquirer
+    now = timezone.now()
+    payment = Payment(
+        merchant=merchant,
+        flow=Payment.Flow.S2S,
+        merchant_txn_id=data["merchantTxnId"],
+        amount=data["amount"],
+        currency=data["currency"],
+        status=Payment.Status.PROCESSING,
+        payment_mode=Payment.Mode.UPI,
+        s2s_mode=data["paymentMode"],
+        customer_name=data["customerName"],
+        customer_email=data["customerEmail"],
+        customer_phone=data["customerPhone"],
+        description=data.get("description") or "",
+        metadata=data.get("metadata") or {},
+        udf={key: data[key] for key in UDF_KEYS if data.get(key) is not None},
+        expires_at=now + timedelta(minutes=data["upiExpiryMinutes"]),
+    )
+    answer = _register(payment)
+    try:
+        with transaction.atomic():
+            payment.save(force_insert=True)
+            PaymentEvent.objects.create(
+                payment=payment, kind=PaymentEvent.Kind.STATUS, from_status="", to_status=payment.status,
+                detail={"flow": "S2S", "paymentMode": payment.s2s_mode, "traceId": current_trace_id(),
+                        "expiresAt": payment.expires_at.isoformat()})
+            PaymentEvent.objects.create(payment=payment, kind=PaymentEvent.Kind.ACQUIRER,
+                                        detail={"step": "upi_register", **answer.raw})
+            payment_schedule_expiry(payment)
+    except IntegrityError as exc:
+        if _constraint(exc) == UNIQUE_MERCHANT_TXN:
+            # Another request with this merchantTxnId committed between our check and insert.
+            raise DuplicateTransaction() from None
+        raise
+    return payment
+
+
+def _register(payment: Payment):
+    """Ask the acquirer to accept the QR / intent. No payment row exists yet, so no lock is held."""
+    try:
+        answer = get_acquirer().upi_register(payment=payment)
+    except AcquirerRefused as exc:
+        logger.warning("acquirer refused S2S payment %s: %s", payment.merchant_txn_id, exc)
+        raise PaymentFailed() from None
+    except AcquirerUnavailable as exc:
+        logger.warning("acquirer unavailable for S2S payment %s: %s", payment.merchant_txn_id, exc)
+        raise ServiceUnavailable() from None
+    except AcquirerError as exc:
+        logger.error("acquirer error on S2S payment %s: %s", payment.merchant_txn_id, exc)
+        raise ProcessingError() from None
+    if answer.outcome != Outcome.PENDING:
+        logger.warning("acquirer answered %s to S2S payment %s", answer.outcome, payment.merchant_txn_id)
+        raise PaymentFailed(answer.message or None)
+    return answer
+
+
+def _constraint(exc: IntegrityError) -> str | None:
+    diag = getattr(exc.__cause__, "diag", None)
+    return getattr(diag, "constraint_name", None)
+
+
+def s2s_response(payment: Payment) -> dict:
+    """The success body (interface.md, S2S UPI payment response), plus expiresAt."""
+    link = upi_link(payment)
+    is_qr = payment.s2s_mode == Payment.S2SMode.UPI_QR
+    return {
+        "success": True,
+        "paymentId": payment.payment_id,
+        "txnId": payment.sabpaisa_txn_id,
+        "merchantTxnId": payment.merchant_txn_id,
+        "status": payment.status,
+        "amount": payment.amount,
+        "currency": payment.currency,
+        "paymentMode": payment.s2s_mode,
+        "upiQrString": link if is_qr else None,
+        "intentUrl": None if is_qr else link,
+        "expiresAt": payment.expires_at.isoformat().replace("+00:00", "Z"),
+        "message": CREATED_MESSAGE,
+        "traceId": current_trace_id(),
+    }
