@@ -10,7 +10,8 @@ from datetime import datetime, timezone
 
 from gateway.tracing import _merchant, _trace_id
 
-_PAN = re.compile(r"(?<!\d)(\d[ -]?){13,19}(?!\d)")
+# 13 to 19 digits, optionally grouped by single spaces or hyphens (not the separator after them).
+_PAN = re.compile(r"(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)")
 
 
 def mask_pan(text: str) -> str:

@@ -7,6 +7,7 @@ Python: SQLite under var/, a local-memory cache and a file-system Celery broker.
 from pathlib import Path
 
 import environ
+from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -25,14 +26,28 @@ if GATEWAY_ENV not in ("staging", "production"):
 IS_PRODUCTION = GATEWAY_ENV == "production"
 
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=DEV_SECRET_KEY)
-GATEWAY_ENCRYPTION_KEYS = env.list("GATEWAY_ENCRYPTION_KEYS", default=[DEV_ENCRYPTION_KEY])
+GATEWAY_ENCRYPTION_KEYS = [k.strip() for k in env.list("GATEWAY_ENCRYPTION_KEYS", default=[DEV_ENCRYPTION_KEY])
+                           if k.strip()]
+if not GATEWAY_ENCRYPTION_KEYS:
+    raise ImproperlyConfigured("GATEWAY_ENCRYPTION_KEYS is empty; give at least one Fernet key")
+for _position, _key in enumerate(GATEWAY_ENCRYPTION_KEYS, start=1):
+    # Refuse a bad key at start rather than on the first merchant secret it should read.
+    try:
+        Fernet(_key.encode())
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"GATEWAY_ENCRYPTION_KEYS: key {_position} is not a Fernet key (urlsafe base64 of 32 bytes; "
+            "make one with `python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'`)"
+        ) from None
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
 if IS_PRODUCTION:
     if SECRET_KEY == DEV_SECRET_KEY:
         raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set in production")
     if DEV_ENCRYPTION_KEY in GATEWAY_ENCRYPTION_KEYS:
         raise ImproperlyConfigured("GATEWAY_ENCRYPTION_KEYS must be set in production")
+    if DEBUG:
+        raise ImproperlyConfigured("DJANGO_DEBUG must be off in production")
 
-DEBUG = env.bool("DJANGO_DEBUG", default=False)
 GATEWAY_PUBLIC_URL = env.str("GATEWAY_PUBLIC_URL", default="http://127.0.0.1:8000").rstrip("/")
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["*"] if not IS_PRODUCTION else [])
 if IS_PRODUCTION and not ALLOWED_HOSTS:
@@ -133,6 +148,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# Keep LOGGING's JSON lines in the worker too, instead of Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Safety nets: the beat sweeps pick up whatever a lost message or a dead worker left behind.
 CELERY_BEAT_SCHEDULE = {
     "webhook-deliveries-due": {"task": "webhooks.tasks.deliveries_due_sweep", "schedule": 5.0},
