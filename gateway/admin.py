@@ -1,9 +1,10 @@
 """The console for merchants and their keys. Every change goes through gateway.services, which
 writes the audit record; credentials are shown once, on the page that follows a rotation."""
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, redirect
+from django.http import Http404
+from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -11,12 +12,33 @@ from django.utils.html import format_html
 from gateway import services
 from gateway.errors import GatewayError
 from gateway.models import ApiKey, AuditRecord, Merchant
+from gateway.urlcheck import validate_webhook_url
+
+CREDENTIAL_KINDS = {"api-key": "API key", "secret-key": "secret key", "webhook-secret": "webhook secret"}
 
 
-class MerchantCreateForm(forms.ModelForm):
+class MerchantForm(forms.ModelForm):
+    """The merchant fields staff edit, checked as the services check them, so a bad value is a
+    form error rather than a failed save."""
+
     class Meta:
         model = Merchant
         fields = ["code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit"]
+
+    def clean_webhook_url(self):
+        url = self.cleaned_data.get("webhook_url") or ""
+        if url:
+            try:
+                validate_webhook_url(url, field="webhook_url")
+            except GatewayError as exc:
+                raise forms.ValidationError(exc.message) from None
+        return url
+
+    def clean_rate_limit(self):
+        value = self.cleaned_data.get("rate_limit")
+        if value is not None and value > services.RATE_LIMIT_MAX:
+            raise forms.ValidationError(f"At most {services.RATE_LIMIT_MAX} requests per second.")
+        return value
 
 
 class RotateApiKeyForm(forms.Form):
@@ -38,6 +60,7 @@ class ApiKeyInline(admin.TabularInline):
 
 @admin.register(Merchant)
 class MerchantAdmin(admin.ModelAdmin):
+    form = MerchantForm
     list_display = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit", "created_at")
     list_filter = ("is_active", "s2s_enabled")
     search_fields = ("code", "name")
@@ -62,6 +85,10 @@ class MerchantAdmin(admin.ModelAdmin):
         return format_html(" · ".join('<a class="button" href="{}">{}</a>' for _ in links),
                            *[part for link in links for part in link])
 
+    def has_delete_permission(self, request, obj=None):
+        # Payments, refunds and the audit log hang off a merchant; deactivate it instead.
+        return False
+
     def save_model(self, request, obj, form, change):
         if not change:
             # Creation goes through the service so that credentials are made and shown once.
@@ -72,10 +99,7 @@ class MerchantAdmin(admin.ModelAdmin):
             request._new_credentials = credentials
             return
         before = services.merchant_snapshot(Merchant.objects.get(pk=obj.pk))
-        try:
-            services.merchant_update(merchant=obj, actor=request.user, before=before)
-        except GatewayError as exc:
-            messages.error(request, exc.message)
+        services.merchant_update(merchant=obj, actor=request.user, before=before)
 
     def response_add(self, request, obj, post_url_continue=None):
         credentials = getattr(request, "_new_credentials", None)
@@ -99,9 +123,9 @@ class MerchantAdmin(admin.ModelAdmin):
     def rotate_view(self, request, merchant_id, kind):
         if not request.user.has_perm("gateway.change_merchant"):
             raise PermissionDenied
+        if kind not in CREDENTIAL_KINDS:
+            raise Http404("no such credential")
         merchant = get_object_or_404(Merchant, pk=merchant_id)
-        if kind not in ("api-key", "secret-key", "webhook-secret"):
-            raise PermissionDenied
         form = RotateApiKeyForm(request.POST or None) if kind == "api-key" else None
         if request.method == "POST" and (form is None or form.is_valid()):
             if kind == "api-key":
@@ -112,8 +136,8 @@ class MerchantAdmin(admin.ModelAdmin):
                 values = {"secretKey": services.merchant_rotate_secret_key(merchant=merchant, actor=request.user)}
             else:
                 values = {"webhookSecret": services.merchant_rotate_webhook_secret(merchant=merchant, actor=request.user)}
-            return self._show_once(request, merchant, f"New {kind.replace('-', ' ')}", values)
-        context = {**self.admin_site.each_context(request), "title": f"Rotate {kind.replace('-', ' ')}",
+            return self._show_once(request, merchant, f"New {CREDENTIAL_KINDS[kind]}", values)
+        context = {**self.admin_site.each_context(request), "title": f"Rotate {CREDENTIAL_KINDS[kind]}",
                    "merchant": merchant, "form": form, "kind": kind, "opts": self.model._meta}
         return TemplateResponse(request, "admin/gateway/merchant/rotate.html", context)
 

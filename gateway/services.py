@@ -6,7 +6,8 @@ import secrets
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 
-from django.db import transaction
+from cryptography.fernet import InvalidToken
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from gateway import crypto
@@ -15,6 +16,7 @@ from gateway.models import ApiKey, AuditRecord, Merchant, merchant_code_validato
 from gateway.urlcheck import validate_webhook_url
 
 AUDITED_FIELDS = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit")
+RATE_LIMIT_MAX = 100_000
 
 
 @dataclass(frozen=True)
@@ -78,18 +80,24 @@ def merchant_create(*, code: str, name: str, webhook_url: str = "", s2s_enabled:
     if not name or len(name) > 200:
         raise ValidationError("must be 1 to 200 characters", field="name")
     if webhook_url:
+        if len(webhook_url) > Merchant._meta.get_field("webhook_url").max_length:
+            raise ValidationError("must be at most 500 characters", field="webhookUrl")
         validate_webhook_url(webhook_url, field="webhookUrl")
-    if rate_limit is not None and rate_limit < 1:
-        raise ValidationError("must be at least 1 request per second", field="rateLimit")
+    if rate_limit is not None and not 1 <= rate_limit <= RATE_LIMIT_MAX:
+        raise ValidationError(f"must be 1 to {RATE_LIMIT_MAX} requests per second", field="rateLimit")
     if Merchant.objects.filter(code=code).exists():
         raise ValidationError(f"merchant {code} already exists", field="code")
     secret_key = _new_secret_key_value()
     webhook_secret = _new_webhook_secret_value()
-    merchant = Merchant.objects.create(
-        code=code, name=name, webhook_url=webhook_url, s2s_enabled=s2s_enabled, rate_limit=rate_limit,
-        secret_key_encrypted=crypto.encrypt(secret_key),
-        webhook_secret_encrypted=crypto.encrypt(webhook_secret),
-    )
+    try:
+        with transaction.atomic():
+            merchant = Merchant.objects.create(
+                code=code, name=name, webhook_url=webhook_url, s2s_enabled=s2s_enabled, rate_limit=rate_limit,
+                secret_key_encrypted=crypto.encrypt(secret_key),
+                webhook_secret_encrypted=crypto.encrypt(webhook_secret),
+            )
+    except IntegrityError:  # the same code created at the same moment
+        raise ValidationError(f"merchant {code} already exists", field="code") from None
     api_key = _api_key_create(merchant)
     audit_record(actor=actor, action="merchant.create", obj=merchant, merchant=merchant,
                  after=merchant_snapshot(merchant))
@@ -112,16 +120,28 @@ def merchant_rotate_api_key(*, merchant: Merchant, grace_seconds: int = 0, actor
     """Issue a new API key. Existing keys stay valid for `grace_seconds` (0: revoked now)."""
     if grace_seconds < 0:
         raise ValidationError("must not be negative", field="grace_seconds")
-    expires = timezone.now() + timedelta(seconds=grace_seconds)
-    old = list(ApiKey.objects.select_for_update().filter(merchant=merchant))
-    for key in old:
+    now = timezone.now()
+    expires = now + timedelta(seconds=grace_seconds)
+    # Locks the merchant's keys so two rotations at once cannot both leave a key unexpired.
+    keys = list(ApiKey.objects.select_for_update().filter(merchant=merchant).order_by("pk"))
+    live = [key for key in keys if key.is_valid(now)]
+    before = {"api_keys": [_key_state(key) for key in live]}
+    for key in live:
         if key.expires_at is None or key.expires_at > expires:
             key.expires_at = expires
             key.save(update_fields=["expires_at"])
     raw = _api_key_create(merchant)
+    new_key = ApiKey.objects.get(prefix=raw[: ApiKey.PREFIX_LENGTH])
     audit_record(actor=actor, action="merchant.rotate_api_key", obj=merchant, merchant=merchant,
-                 after={"old_keys_valid_until": expires.isoformat(), "old_key_prefixes": [k.prefix for k in old]})
+                 before=before,
+                 after={"api_keys": [_key_state(key) for key in live] + [_key_state(new_key)],
+                        "grace_seconds": grace_seconds})
     return raw
+
+
+def _key_state(key: ApiKey) -> dict:
+    """An API key as the audit log shows it: its row id and expiry, never the key or its hash."""
+    return {"id": key.pk, "expires_at": key.expires_at.isoformat() if key.expires_at else None}
 
 
 @transaction.atomic
@@ -142,18 +162,30 @@ def merchant_rotate_webhook_secret(*, merchant: Merchant, actor=None) -> str:
     return raw
 
 
-def secrets_reencrypt() -> int:
+@dataclass
+class ReencryptResult:
+    changed: int
+    failed: list[str]  # codes of merchants whose secrets no configured key decrypts
+
+
+def secrets_reencrypt(*, actor=None) -> ReencryptResult:
     """Re-encrypt every merchant secret under the first key of GATEWAY_ENCRYPTION_KEYS.
-    Returns how many merchants changed. Safe to run twice and while serving."""
-    changed = 0
-    for merchant_id in Merchant.objects.values_list("id", flat=True):
+    Safe to run twice and while serving. A merchant whose secrets no configured key can read
+    is skipped and reported (its secrets stay as they were), the others are still moved."""
+    result = ReencryptResult(changed=0, failed=[])
+    for merchant_id in Merchant.objects.order_by("pk").values_list("id", flat=True):
         with transaction.atomic():
             # Lock so a concurrent rotation is not overwritten with the old secret.
             merchant = Merchant.objects.select_for_update().get(id=merchant_id)
             if crypto.is_current(merchant.secret_key_encrypted) and crypto.is_current(merchant.webhook_secret_encrypted):
                 continue
-            merchant.secret_key_encrypted = crypto.reencrypt(merchant.secret_key_encrypted)
-            merchant.webhook_secret_encrypted = crypto.reencrypt(merchant.webhook_secret_encrypted)
-            merchant.save(update_fields=["secret_key_encrypted", "webhook_secret_encrypted"])
-            changed += 1
-    return changed
+            try:
+                merchant.secret_key_encrypted = crypto.reencrypt(merchant.secret_key_encrypted)
+                merchant.webhook_secret_encrypted = crypto.reencrypt(merchant.webhook_secret_encrypted)
+            except InvalidToken:
+                result.failed.append(merchant.code)
+                continue
+            merchant.save(update_fields=["secret_key_encrypted", "webhook_secret_encrypted", "updated_at"])
+            audit_record(actor=actor, action="merchant.reencrypt_secrets", obj=merchant, merchant=merchant)
+            result.changed += 1
+    return result

@@ -1,10 +1,10 @@
 """Onboard a merchant: prints one JSON object with its credentials and nothing else."""
 import json
-import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
 from gateway.errors import GatewayError
+from gateway.management.commands._actor import cli_actor
 from gateway.services import merchant_create
 
 
@@ -21,7 +21,8 @@ class Command(BaseCommand):
     def handle(self, *args, code, name, webhook_url, s2s, rate_limit, **options):
         try:
             credentials = merchant_create(code=code, name=name, webhook_url=webhook_url,
-                                          s2s_enabled=s2s, rate_limit=rate_limit, actor=None)
+                                          s2s_enabled=s2s, rate_limit=rate_limit, actor=cli_actor(self))
         except GatewayError as exc:
             raise CommandError(exc.message) from None
-        sys.stdout.write(json.dumps(credentials.as_dict()) + "\n")
+        # One line of JSON on stdout and nothing else: scripts read it with a JSON parser.
+        self.stdout.write(json.dumps(credentials.as_dict()))
