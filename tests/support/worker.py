@@ -12,6 +12,9 @@ is another process and sees only committed rows.
 - The database is the test database this process is using (read from the live connection);
   the broker is this process's REDIS_URL unless `redis_url` says otherwise.
 - `beat=True` embeds the scheduler (`-B`), with its schedule file in a temporary folder.
+- `settings={"NAME": value}` overrides Django settings in the worker, for the ones that are
+  not read from the environment (it writes a small settings module that star-imports
+  gateway.settings into the worker's temporary folder); `env` sets environment variables.
 - `purge=True` (default) drops messages left in the broker by earlier runs before starting.
 - `start()` returns once the worker logs that it is ready; the log is `worker.log_text()`,
   and it is appended to the AssertionError when the worker fails to come up.
@@ -50,11 +53,12 @@ def database_url_for_tests() -> str:
 
 class CeleryWorker:
     def __init__(self, *, beat: bool = False, concurrency: int = 2, env: dict | None = None,
-                 redis_url: str | None = None, purge: bool = True, loglevel: str = "INFO",
+                 settings: dict | None = None, redis_url: str | None = None, purge: bool = True, loglevel: str = "INFO",
                  log_dir: str | os.PathLike | None = None, ready_timeout: float = 45.0):
         self.beat = beat
         self.concurrency = concurrency
         self.extra_env = dict(env or {})
+        self.settings = dict(settings or {})
         self.redis_url = redis_url
         self.purge = purge
         self.loglevel = loglevel
@@ -77,6 +81,12 @@ class CeleryWorker:
         redis_url = self.redis_url or os.environ.get("REDIS_URL")
         if redis_url:
             env["REDIS_URL"] = redis_url
+        if self.settings:
+            module = self._dir / "worker_settings_override.py"
+            module.write_text("from gateway.settings import *  # noqa: F401,F403\n" + "".join(
+                f"{name} = {value!r}\n" for name, value in self.settings.items()))
+            env["DJANGO_SETTINGS_MODULE"] = module.stem
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(self._dir), env.get("PYTHONPATH", "")) if p)
         env.update({k: str(v) for k, v in self.extra_env.items()})
         return env
 

@@ -1,0 +1,142 @@
+"""Delivery through real Celery worker processes: the paths a unit test cannot reach."""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.db import transaction
+
+from tests.support.factories import make_merchant
+from tests.support.receiver import Reply
+from tests.support.worker import CeleryWorker, database_url_for_tests
+from tests.webhooks.waiting import wait_until
+from webhooks.models import WebhookDelivery
+from webhooks.services import event_record
+
+ROOT = Path(__file__).resolve().parents[2]
+FAST = {"WEBHOOK_RETRY_SCHEDULE": "1,1,1"}
+
+
+def delivered(event_id):
+    return WebhookDelivery.objects.filter(event_id=event_id, status=WebhookDelivery.Status.DELIVERED).first()
+
+
+@pytest.fixture
+def merchant_for(transactional_db):
+    return lambda receiver: make_merchant(webhook_url=receiver.url("/hooks/gateway"))
+
+
+def test_an_event_recorded_in_a_transaction_is_delivered_by_the_worker(merchant_for, receiver, tmp_path):
+    tm = merchant_for(receiver)
+    with CeleryWorker(env=FAST, log_dir=tmp_path):
+        with transaction.atomic():
+            event = event_record(merchant=tm.merchant, event_type="payment.success",
+                                 payload={"event": "payment.success", "txn_id": "T1"}, subject_id="T1")
+        (request,) = receiver.wait_for(1, timeout=30)
+        delivery = wait_until(lambda: delivered(event.id))
+    assert request.headers["X-Service-Event-Id"] == event.id
+    assert request.body == event.body.encode()
+    assert delivery.attempts == 1
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class SpareRedis:
+    """A redis-server of our own on a spare loopback port, to stop and start at will (the
+    machine's Redis on 6379 is shared and never touched)."""
+
+    def __init__(self):
+        self.port = _free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [shutil.which("redis-server"), "--bind", "127.0.0.1", "--port", str(self.port),
+             "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_until(lambda: _accepts(self.port), timeout=15, message="spare redis-server did not start")
+
+    def stop(self):
+        if self.process:
+            self.process.terminate()
+            self.process.wait(10)
+            self.process = None
+
+
+def _accepts(port) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
+def test_nothing_is_lost_when_the_broker_is_down_while_an_event_is_recorded(merchant_for, receiver, tmp_path):
+    tm = merchant_for(receiver)
+    broker = SpareRedis()
+    broker.start()
+    worker = CeleryWorker(beat=True, env=FAST, redis_url=broker.url, log_dir=tmp_path)
+    try:
+        worker.start()
+        broker.stop()
+        # Another process (a web worker, say) records a payment's final status and its event
+        # while the broker is down: it commits, and its attempt to queue the delivery fails.
+        script = (
+            "from django.db import transaction\n"
+            "from gateway.models import Merchant\n"
+            "from webhooks.services import event_record\n"
+            "with transaction.atomic():\n"
+            f"    e = event_record(merchant=Merchant.objects.get(code={tm.code!r}), event_type='payment.success',"
+            " payload={'event': 'payment.success'}, subject_id='T2')\n"
+            "print(e.id)\n"
+        )
+        env = {**os.environ, "DATABASE_URL": database_url_for_tests(), "REDIS_URL": broker.url}
+        done = subprocess.run([sys.executable, "manage.py", "shell", "-c", script], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        event_id = done.stdout.strip().splitlines()[-1]
+        assert "not queued" in done.stderr  # the broker really was unreachable
+        assert WebhookDelivery.objects.get(event_id=event_id).status == WebhookDelivery.Status.PENDING
+
+        broker.start()  # empty: whatever was queued before is gone too
+        (request,) = receiver.wait_for(1, timeout=45)
+        assert request.headers["X-Service-Event-Id"] == event_id
+        assert wait_until(lambda: delivered(event_id)).attempts == 1
+    finally:
+        worker.stop()
+        broker.stop()
+
+
+def test_nothing_is_lost_when_the_worker_is_killed_in_the_middle_of_a_delivery(merchant_for, receiver, tmp_path):
+    # The first request is never answered: the worker is killed while it waits.
+    receiver.respond_with(Reply(hang=True), default=200)
+    tm = merchant_for(receiver)
+    # A short per-attempt timeout makes the dead worker's claim run out sooner.
+    worker = CeleryWorker(beat=True, env=FAST, settings={"WEBHOOK_TIMEOUT_SECONDS": 2}, log_dir=tmp_path)
+    try:
+        worker.start()
+        with transaction.atomic():
+            event = event_record(merchant=tm.merchant, event_type="payment.expired",
+                                 payload={"event": "payment.expired"}, subject_id="T3")
+        receiver.wait_for(1, timeout=30)
+        worker.kill()
+        receiver.release()
+
+        worker.start()  # a fresh worker; the dead one's claim runs out and the sweep resends
+        first, second = receiver.wait_for(2, timeout=30)
+        delivery = wait_until(lambda: delivered(event.id))
+    finally:
+        worker.stop()
+    assert first.headers["X-Service-Event-Id"] == second.headers["X-Service-Event-Id"] == event.id
+    assert first.body == second.body
+    assert [(a.number, a.outcome) for a in delivery.attempt_rows.all()] == [(1, "interrupted"), (2, "delivered")]
+    assert receiver.count == 2
