@@ -7,7 +7,10 @@ from refunds.models import Refund
 def lock_refund(refund_pk: int) -> Refund:
     # Serialises every change of one refund: the bank's answer recorded twice (the task and the
     # sweep) sees the first result instead of both passing the transition check.
-    return Refund.objects.select_for_update().select_related("merchant", "payment").get(pk=refund_pk)
+    # of=("self",): the joined payment and merchant rows are read, not locked, so this never
+    # takes the payment's lock out of order.
+    return (Refund.objects.select_for_update(of=("self",)).select_related("merchant", "payment")
+            .get(pk=refund_pk))
 
 
 def lock_refund_if_free(refund_pk: int) -> Refund | None:
