@@ -1,0 +1,101 @@
+"""The delivery log in the admin: per merchant and per payment, attempts inline, resend,
+signature explainer, test event."""
+import pytest
+from django.db import transaction
+from django.test import override_settings
+from django.urls import reverse
+from django.utils.html import escape
+
+from gateway.models import AuditRecord
+from tests.support.factories import make_merchant
+from webhooks.models import WebhookDelivery, WebhookEvent
+from webhooks.services import delivery_attempt_run, event_record
+
+CHANGELIST = "admin:webhooks_webhookdelivery_changelist"
+
+
+def record(merchant, subject_id):
+    with transaction.atomic():
+        return event_record(merchant=merchant, event_type="payment.success",
+                            payload={"event": "payment.success", "txn_id": subject_id}, subject_id=subject_id)
+
+
+@pytest.fixture
+def delivered(hooked, receiver):
+    event = record(hooked.merchant, "SPTXN1")
+    return delivery_attempt_run(event.deliveries.get().pk)
+
+
+def test_the_log_filters_by_payment_and_by_merchant(admin_client, hooked, receiver):
+    other = make_merchant(webhook_url=receiver.url("/other"))
+    mine, theirs = record(hooked.merchant, "SPTXN1"), record(other.merchant, "SPTXN2")
+
+    page = admin_client.get(reverse(CHANGELIST), {"event__subject_id": "SPTXN1"})
+    assert page.status_code == 200
+    assert mine.id in page.content.decode() and theirs.id not in page.content.decode()
+
+    page = admin_client.get(reverse(CHANGELIST), {"merchant__id__exact": other.merchant.pk})
+    assert theirs.id in page.content.decode() and mine.id not in page.content.decode()
+
+    page = admin_client.get(reverse(CHANGELIST), {"q": "SPTXN2"})
+    assert theirs.id in page.content.decode() and mine.id not in page.content.decode()
+
+
+@override_settings(WEBHOOK_RETRY_SCHEDULE=[0])
+def test_the_delivery_page_shows_every_attempt_and_explains_the_signature(admin_client, hooked, receiver):
+    receiver.respond_with(500, 200)
+    event = record(hooked.merchant, "SPTXN1")
+    delivery = delivery_attempt_run(event.deliveries.get().pk)
+    delivery = delivery_attempt_run(delivery.pk)
+    last = delivery.attempt_rows.order_by("-number").first()
+    facts = last.signed_string_facts(event.body.encode())
+
+    page = admin_client.get(reverse("admin:webhooks_webhookdelivery_change", args=[delivery.pk]))
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert html.count("HTTP 500") >= 1 and "delivered" in html  # both attempts inline
+    assert escape(last.signature_header) in html and facts["sha256"] in html
+    assert f"{facts['length']} bytes" in html
+    assert facts["length"] == len(last.timestamp_ms) + 1 + len(event.body)
+    assert "Resend now" in html
+
+
+def test_resend_now_goes_through_the_service_and_is_audited(admin_client, delivered, receiver):
+    response = admin_client.post(reverse("admin:webhooks_webhookdelivery_resend", args=[delivered.pk]))
+    assert response.status_code == 302
+    delivered.refresh_from_db()
+    assert delivered.status == WebhookDelivery.Status.PENDING
+    assert AuditRecord.objects.filter(action="webhook.resend", object_id=str(delivered.pk)).exists()
+
+    # The list action does the same for a selection.
+    delivery_attempt_run(delivered.pk)
+    response = admin_client.post(reverse(CHANGELIST), {"action": "resend_now", "_selected_action": [delivered.pk]})
+    assert response.status_code == 302
+    assert AuditRecord.objects.filter(action="webhook.resend").count() == 2
+    assert receiver.count == 2
+
+
+def test_resend_is_refused_without_permission(client, django_user_model, delivered):
+    staff = django_user_model.objects.create_user("viewer", password="pw-viewer-123", is_staff=True)
+    client.force_login(staff)
+    response = client.post(reverse("admin:webhooks_webhookdelivery_resend", args=[delivered.pk]))
+    assert response.status_code in (401, 403)  # the gateway's envelope answers PermissionDenied with 401
+    assert not AuditRecord.objects.filter(action="webhook.resend").exists()
+
+
+def test_send_a_test_event_from_the_console(admin_client, hooked, receiver):
+    page = admin_client.get(reverse("admin:webhooks_webhookdelivery_send_test"))
+    assert page.status_code == 200 and hooked.code in page.content.decode()
+    response = admin_client.post(reverse("admin:webhooks_webhookdelivery_send_test"),
+                                 {"merchant": hooked.merchant.pk}, follow=True)
+    assert response.status_code == 200 and "delivered (HTTP 200)" in response.content.decode()
+    event = WebhookEvent.objects.get(event_type="webhook.test")
+    (request,) = receiver.requests
+    assert request.headers["X-Service-Event-Id"] == event.id
+    assert AuditRecord.objects.filter(action="webhook.test_send").exists()
+
+
+def test_the_event_pages_render(admin_client, delivered):
+    assert admin_client.get(reverse("admin:webhooks_webhookevent_changelist")).status_code == 200
+    page = admin_client.get(reverse("admin:webhooks_webhookevent_change", args=[delivered.event_id]))
+    assert page.status_code == 200 and escape(delivered.event.body) in page.content.decode()

@@ -1,0 +1,254 @@
+"""The delivery log support staff act on.
+
+- Deliveries per merchant (filter) and per payment or refund (`?event__subject_id=<id>`, or
+  search by it), with every attempt inline.
+- "Resend now", as a list action and a button, through webhooks.services.delivery_resend
+  (audited).
+- A signature explainer on each delivery: what was signed, its length and SHA-256, the header
+  sent, so a merchant whose verifier rejects us can find which input differs.
+- "Send a test event" to a merchant's address, through webhooks.services.webhook_test_send.
+
+Nothing here writes a field itself; the log is read-only.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseNotAllowed
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from gateway.errors import GatewayError
+from gateway.models import Merchant
+from webhooks import services
+from webhooks.models import WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
+
+CHANGE_PERMISSION = "webhooks.change_webhookdelivery"
+
+
+class ReadOnlyAdminMixin:
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_readonly_fields(self, request, obj=None):
+        return list(dict.fromkeys([*self.readonly_fields, *[f.name for f in self.model._meta.fields]]))
+
+
+class AttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = WebhookDeliveryAttempt
+    extra = 0
+    can_delete = False
+    ordering = ("-number",)
+    fields = ("number", "outcome", "started_at", "duration_ms", "http_status", "error",
+              "response_snippet", "signature_header", "signed_string", "url")
+    readonly_fields = ("signed_string",)
+
+    @admin.display(description="signed string (bytes, SHA-256)")
+    def signed_string(self, obj):
+        facts = obj.signed_string_facts(obj.delivery.event.body_bytes)
+        if not facts:
+            return "-"
+        return format_html("{} bytes<br><code>{}</code>", facts["length"], facts["sha256"])
+
+
+class DeliveryInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = WebhookDelivery
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    fields = ("status", "attempts", "next_attempt_at", "delivered_at", "created_at")
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("id", "event_id_link", "event_type", "subject_id", "merchant", "status", "attempts",
+                    "last_http_status", "next_attempt_at", "created_at")
+    list_filter = ("status", "event__event_type", ("merchant", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("=event__id", "=event__subject_id", "=merchant__code")
+    list_select_related = ("event", "merchant")
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+    actions = ["resend_now"]
+    inlines = [AttemptInline]
+    change_form_template = "admin/webhooks/webhookdelivery/change_form.html"
+    change_list_template = "admin/webhooks/webhookdelivery/change_list.html"
+    fieldsets = (
+        (None, {"fields": ("event_id_link", "event_type", "merchant", "subject_log", "status", "attempts",
+                           "cycle_attempts", "next_attempt_at", "last_attempt_at", "delivered_at",
+                           "created_at")}),
+        ("Signature explainer", {"fields": ("signature_explainer",)}),
+        ("Body sent (exact bytes)", {"fields": ("body",)}),
+    )
+    readonly_fields = ("event_id_link", "event_type", "subject_log", "signature_explainer", "body",
+                       "last_http_status")
+
+    def lookup_allowed(self, lookup, value, request=None):
+        # The per-payment log: ?event__subject_id=<sabpaisaTxnId or refundId>.
+        if lookup in ("event__subject_id", "event__id", "merchant__code"):
+            return True
+        return super().lookup_allowed(lookup, value, request)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("event", "merchant")
+
+    # columns -------------------------------------------------------------------------------
+    @admin.display(description="event", ordering="event__id")
+    def event_id_link(self, obj):
+        return format_html('<a href="{}">{}</a>',
+                           reverse("admin:webhooks_webhookevent_change", args=[obj.event_id]), obj.event_id)
+
+    @admin.display(description="type", ordering="event__event_type")
+    def event_type(self, obj):
+        return obj.event.event_type
+
+    @admin.display(description="subject", ordering="event__subject_id")
+    def subject_id(self, obj):
+        return obj.event.subject_id or "-"
+
+    @admin.display(description="last HTTP status")
+    def last_http_status(self, obj):
+        last = obj.attempt_rows.order_by("-number").first()
+        return (last.http_status or last.outcome) if last else "-"
+
+    @admin.display(description="logs")
+    def subject_log(self, obj):
+        url = reverse("admin:webhooks_webhookdelivery_changelist")
+        links = [(f"{url}?merchant__id__exact={obj.merchant_id}", f"all deliveries of {obj.merchant.code}")]
+        if obj.event.subject_id:
+            links.append((f"{url}?event__subject_id={obj.event.subject_id}",
+                          f"all deliveries for {obj.event.subject_id}"))
+        return format_html_join(" · ", '<a href="{}">{}</a>', links)
+
+    @admin.display(description="body")
+    def body(self, obj):
+        return format_html("<pre style='white-space:pre-wrap'>{}</pre>", obj.event.body)
+
+    @admin.display(description="signature")
+    def signature_explainer(self, obj):
+        body = obj.event.body_bytes
+        attempt = obj.attempt_rows.exclude(signature_header="").order_by("-number").first()
+        if attempt is None:
+            return "Not attempted yet: nothing has been signed."
+        facts = attempt.signed_string_facts(body)
+        rows = [
+            ("Attempt", f"#{attempt.number} at {attempt.started_at:%Y-%m-%d %H:%M:%S %Z}"),
+            ("Header sent", f"X-Service-Signature: {attempt.signature_header}"),
+            ("Event id header", f"X-Service-Event-Id: {obj.event_id}"),
+            ("Timestamp (ms)", facts["timestamp_ms"]),
+            ("Signed string", f'"{facts["timestamp_ms"]}" + "." + the {len(body)} bytes of the body below'),
+            ("Signed string length", f"{facts['length']} bytes"),
+            ("SHA-256 of the signed string", facts["sha256"]),
+            ("SHA-256 of the body alone", hashlib.sha256(body).hexdigest()),
+        ]
+        table = format_html_join("", "<tr><th style='text-align:left'>{}</th><td><code>{}</code></td></tr>", rows)
+        advice = (
+            "Ask the merchant to log the length and SHA-256 of the string they feed into HMAC. "
+            "Different hash: they are not signing the raw body (JSON parsed and re-serialised, "
+            "whitespace or encoding changed) or not prefixing the timestamp and a period. "
+            "Same hash, different signature: wrong webhook secret (rotated, or the other "
+            "environment's), or the digest encoded as hex instead of base64. "
+            "Rejected as stale: their clock differs from ours by more than 300000 ms."
+        )
+        return format_html("<table>{}</table><p>{}</p>", table, advice)
+
+    # actions -------------------------------------------------------------------------------
+    @admin.action(description="Resend now (fresh retry cycle, same event id)", permissions=["change"])
+    def resend_now(self, request, queryset):
+        done, refused = 0, []
+        for delivery in queryset:
+            try:
+                services.delivery_resend(delivery=delivery, actor=request.user)
+                done += 1
+            except GatewayError as exc:
+                refused.append(f"{delivery.pk}: {exc.message}")
+        if done:
+            messages.success(request, f"{done} deliver{'y' if done == 1 else 'ies'} queued to send now.")
+        for line in refused:
+            messages.warning(request, f"Not resent: delivery {line}")
+
+    def get_urls(self):
+        return [
+            path("<int:delivery_id>/resend/", self.admin_site.admin_view(self.resend_view),
+                 name="webhooks_webhookdelivery_resend"),
+            path("send-test/", self.admin_site.admin_view(self.send_test_view),
+                 name="webhooks_webhookdelivery_send_test"),
+        ] + super().get_urls()
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = {**(extra_context or {}), "show_save": False, "show_save_and_continue": False,
+                         "show_save_and_add_another": False, "show_delete": False,
+                         "can_resend": request.user.has_perm(CHANGE_PERMISSION)}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def resend_view(self, request, delivery_id):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not request.user.has_perm(CHANGE_PERMISSION):
+            raise PermissionDenied
+        delivery = get_object_or_404(WebhookDelivery, pk=delivery_id)
+        try:
+            services.delivery_resend(delivery=delivery, actor=request.user)
+        except GatewayError as exc:
+            messages.warning(request, f"Not resent: {exc.message}")
+        else:
+            messages.success(request, f"Delivery {delivery.pk} of {delivery.event_id} queued to send now.")
+        return redirect("admin:webhooks_webhookdelivery_change", delivery.pk)
+
+    def send_test_view(self, request):
+        if not request.user.has_perm(CHANGE_PERMISSION):
+            raise PermissionDenied
+        form = SendTestForm(request.POST or None, initial={"merchant": request.GET.get("merchant")})
+        if request.method == "POST" and form.is_valid():
+            try:
+                delivery = services.webhook_test_send(merchant=form.cleaned_data["merchant"], actor=request.user)
+            except GatewayError as exc:
+                form.add_error("merchant", exc.message)
+            else:
+                last = delivery.attempt_rows.order_by("-number").first()
+                if delivery.status == WebhookDelivery.Status.DELIVERED:
+                    messages.success(request, f"Test event {delivery.event_id} delivered "
+                                              f"(HTTP {last.http_status if last else '?'}).")
+                else:
+                    messages.warning(request, f"Test event {delivery.event_id} not acknowledged: "
+                                              f"{(last.error if last else '') or delivery.status}.")
+                return redirect("admin:webhooks_webhookdelivery_change", delivery.pk)
+        context = {**self.admin_site.each_context(request), "title": "Send a test event", "form": form,
+                   "opts": self.model._meta}
+        return TemplateResponse(request, "admin/webhooks/webhookdelivery/send_test.html", context)
+
+
+class SendTestForm(forms.Form):
+    merchant = forms.ModelChoiceField(
+        queryset=Merchant.objects.exclude(webhook_url="").order_by("code"),
+        help_text="A webhook.test event is signed with the merchant's webhook secret and sent to "
+                  "their address once, now; the answer is shown on the next page.")
+
+
+@admin.register(WebhookEvent)
+class WebhookEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("id", "event_type", "subject_id", "merchant", "created_at")
+    list_filter = ("event_type", ("merchant", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("=id", "=subject_id", "=merchant__code")
+    list_select_related = ("merchant",)
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+    inlines = [DeliveryInline]
+    fields = ("id", "event_type", "merchant", "subject_id", "created_at", "body_sent")
+    readonly_fields = ("body_sent",)
+
+    @admin.display(description="body sent (exact bytes)")
+    def body_sent(self, obj):
+        return format_html("<pre style='white-space:pre-wrap'>{}</pre>", obj.body)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = {**(extra_context or {}), "show_save": False, "show_save_and_continue": False,
+                         "show_save_and_add_another": False, "show_delete": False}
+        return super().change_view(request, object_id, form_url, extra_context)
