@@ -1,0 +1,111 @@
+"""A webhook receiver for the payment gateway, using only the Python standard library.
+
+Run it:   WEBHOOK_SECRET=whsec_... python webhook_receiver.py 8080
+and set the merchant's webhook address to http(s)://<your host>:8080/webhook.
+
+What it does, in the order that matters:
+1. reads the raw request body, byte for byte (never a re-serialised JSON object);
+2. checks X-Service-Signature: "<timestamp ms>.<base64 HMAC-SHA256 of '<timestamp ms>.<raw body>'>",
+   keyed with the webhook secret, with a constant-time comparison, and the timestamp within
+   300000 ms of now; anything else gets 401;
+3. drops an event it has already processed, by X-Service-Event-Id (delivery is at least once),
+   and still answers 200 so that the gateway stops retrying;
+4. answers 200 quickly; slow work belongs in your own queue.
+
+In production keep the processed event ids in your database (a unique column), not in memory.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+TOLERANCE_MS = 300_000
+
+
+class InvalidSignature(Exception):
+    pass
+
+
+def verify_signature(raw_body: bytes, header: str | None, secret: str, *,
+                     now_ms: int | None = None, tolerance_ms: int = TOLERANCE_MS) -> None:
+    """Raise InvalidSignature unless `header` is a valid, fresh signature of `raw_body`."""
+    if not header or "." not in header:
+        raise InvalidSignature("malformed X-Service-Signature")
+    timestamp, _, signature = header.partition(".")
+    if not timestamp.isdigit() or not signature:
+        raise InvalidSignature("malformed X-Service-Signature")
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    if abs(now_ms - int(timestamp)) > tolerance_ms:
+        raise InvalidSignature("timestamp outside the tolerance")
+    signed = timestamp.encode("ascii") + b"." + raw_body
+    expected = base64.b64encode(hmac.new(secret.encode(), signed, hashlib.sha256).digest())
+    if not hmac.compare_digest(expected, signature.encode("ascii", errors="replace")):
+        raise InvalidSignature("signature mismatch")
+
+
+class SeenEvents:
+    """Event ids already processed. Swap for a database table with a unique constraint."""
+
+    def __init__(self):
+        self._ids: set[str] = set()
+        self._lock = threading.Lock()
+
+    def first_time(self, event_id: str) -> bool:
+        with self._lock:
+            if event_id in self._ids:
+                return False
+            self._ids.add(event_id)
+            return True
+
+
+def make_handler(secret: str, on_event, seen: SeenEvents | None = None):
+    """A request handler class that verifies, de-duplicates and hands each event to `on_event(event_id, payload)`."""
+    seen = seen or SeenEvents()
+
+    class WebhookHandler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            raw_body = self.rfile.read(length)  # the exact bytes that were signed
+            try:
+                verify_signature(raw_body, self.headers.get("X-Service-Signature"), secret)
+            except InvalidSignature as exc:
+                return self._answer(401, {"error": str(exc)})
+            event_id = self.headers.get("X-Service-Event-Id", "")
+            if seen.first_time(event_id):
+                on_event(event_id, json.loads(raw_body))
+                return self._answer(200, {"received": True})
+            return self._answer(200, {"received": True, "duplicate": True})
+
+        def _answer(self, status: int, body: dict):
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format, *args):
+            pass
+
+    return WebhookHandler
+
+
+def make_server(secret: str, on_event, *, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+    return ThreadingHTTPServer((host, port), make_handler(secret, on_event))
+
+
+if __name__ == "__main__":
+    def print_event(event_id, payload):
+        print(event_id, payload.get("event") or payload.get("status"), flush=True)
+
+    server = make_server(os.environ["WEBHOOK_SECRET"], print_event, host="0.0.0.0",
+                         port=int(sys.argv[1]) if len(sys.argv) > 1 else 8080)
+    print(f"listening on port {server.server_address[1]}", flush=True)
+    server.serve_forever()
