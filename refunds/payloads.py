@@ -39,6 +39,11 @@ def refund_record(refund: Refund) -> dict:
     }
 
 
+def refund_created_response(refund: Refund) -> dict:
+    """The answer to POST /api/v2/refunds ('refund initiated' in the interface)."""
+    return {"success": True, "message": "refund initiated", **refund_record(refund)}
+
+
 def refund_webhook_payload(refund: Refund, *, paid_amount: int, refunded_amount: int) -> dict:
     """refund.processed / refund.failed: the record, plus the payment's totals after this change."""
     return {

@@ -28,10 +28,12 @@ from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerError, Outcome
 from payments.locks import lock_payment
 from payments.models import Payment
+from payments.services.idempotency import Outcome as IdempotentOutcome
+from payments.services.idempotency import idempotency_run, request_fingerprint
 from refunds import selectors
 from refunds.locks import lock_refund, lock_refund_if_free
 from refunds.models import Refund, RefundEvent
-from refunds.payloads import EVENT_TYPES, refund_record, refund_webhook_payload
+from refunds.payloads import EVENT_TYPES, refund_created_response, refund_record, refund_webhook_payload
 from refunds.state import ensure_transition
 
 logger = logging.getLogger("refunds")
@@ -179,6 +181,25 @@ def refund_create(*, merchant: Merchant, payment: Payment, amount: int | None = 
         if not refund_id:
             raise
         return _refund_create_locked(**kwargs)
+
+
+def refund_request(*, merchant: Merchant, payment: Payment, amount: int | None, reason: str,
+                   refund_id: str | None, idempotency_key: str | None, body: dict) -> IdempotentOutcome:
+    """POST /api/v2/refunds once its request is checked: refund_create, at most once per
+    X-Idempotency-Key and body (payments.services.idempotency: the same key with the same body
+    replays the first response; with another body it is IDEMPOTENCY_MISMATCH; a refused
+    request gives the key back). Raises what refund_create raises."""
+
+    def execute() -> tuple[int, dict, Payment]:
+        result = refund_create(merchant=merchant, payment=payment, amount=amount, reason=reason,
+                               refund_id=refund_id)
+        return 200, refund_created_response(result.refund), payment
+
+    if idempotency_key is None:
+        status, response, _ = execute()
+        return IdempotentOutcome(status, response, replayed=False)
+    return idempotency_run(merchant=merchant, key=idempotency_key, fingerprint=request_fingerprint(body),
+                           execute=execute)
 
 
 def _submit_on_commit(refund_pk: int) -> None:

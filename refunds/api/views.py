@@ -9,6 +9,8 @@ from gateway.auth import ensure_same_merchant
 from gateway.errors import NotFound
 from gateway.signing import verify_checksum, verify_timestamp
 from payments.models import Payment
+from payments.services.idempotency import HEADER as IDEMPOTENCY_HEADER
+from payments.services.idempotency import idempotency_key_clean
 from refunds import selectors, services
 from refunds.api.serializers import (
     RefundCreateSerializer,
@@ -39,14 +41,17 @@ class RefundsView(GatewayAPIView):
     """POST /api/v2/refunds creates a refund; GET /api/v2/refunds lists a payment's refunds."""
 
     def post(self, request):
+        key = idempotency_key_clean(request.headers.get(IDEMPOTENCY_HEADER))
         data = _validated(RefundCreateSerializer, request.data)
         merchant = request.user
         ensure_same_merchant(merchant, data["merchantId"])
         _verify_signed(merchant, data, data["merchantId"], data["txn_id"], data.get("refundId") or "")
         payment = selectors.payment_get_for_merchant(merchant=merchant, sabpaisa_txn_id=data["txn_id"])
-        result = services.refund_create(merchant=merchant, payment=payment, amount=data["amount_paise"],
-                                        reason=data["reason"], refund_id=data.get("refundId"))
-        return Response({"success": True, "message": "refund initiated", **refund_record(result.refund)})
+        outcome = services.refund_request(
+            merchant=merchant, payment=payment, amount=data["amount_paise"], reason=data["reason"],
+            refund_id=data.get("refundId"), idempotency_key=key, body=request.data)
+        headers = {"Idempotent-Replayed": "true"} if outcome.replayed else None
+        return Response(outcome.body, status=outcome.status, headers=headers)
 
     def get(self, request):
         data = _validated(RefundListQuerySerializer, request.query_params.dict())

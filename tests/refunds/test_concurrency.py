@@ -125,3 +125,12 @@ def test_refund_id_inserted_by_another_transaction_is_answered_as_a_repeat(trans
     contender.join(timeout=30)
     assert outcome == {"result": "mismatch"}
     assert Refund.objects.get(refund_id="RACE-3").payment_id == first.pk
+
+
+def test_concurrent_repeats_of_one_idempotency_key_create_one_refund(live_server, transactional_db, merchant):
+    payment = make_success_payment(merchant, amount=10_000)
+    body = refund_body(merchant, payment, refundAmount=2_000)
+    results = _race(live_server, merchant, [body] * 8, headers={"X-Idempotency-Key": "race-key"})
+    assert [status for status, _ in results] == [200] * 8
+    assert len({answer["refundId"] for _, answer in results}) == 1
+    assert Refund.objects.filter(payment=payment).count() == 1

@@ -63,3 +63,58 @@ class TestRefundId:
         assert refused.json()["errorCode"] == "REFUND_AMOUNT_EXCEEDED"
         accepted = post_refund(refund_body(merchant, payment, refundAmount=1_000, refundId="R-B"))
         assert accepted.status_code == 200
+
+
+class TestIdempotencyKey:
+    def test_same_key_and_body_replays_the_first_response(self, post_refund, merchant):
+        payment = make_success_payment(merchant, amount=10_000)
+        body = refund_body(merchant, payment, refundAmount=4_000)
+        first = post_refund(body, headers={"HTTP_X_IDEMPOTENCY_KEY": "key-1"})
+        again = post_refund(body, headers={"HTTP_X_IDEMPOTENCY_KEY": "key-1"})
+        assert first.status_code == again.status_code == 200
+        assert again.json() == first.json()
+        assert again["Idempotent-Replayed"] == "true"
+        assert Refund.objects.count() == 1
+
+    def test_same_key_with_another_body_is_idempotency_mismatch(self, post_refund, merchant):
+        payment = make_success_payment(merchant, amount=10_000)
+        assert post_refund(refund_body(merchant, payment, refundAmount=4_000),
+                           headers={"HTTP_X_IDEMPOTENCY_KEY": "key-2"}).status_code == 200
+        response = post_refund(refund_body(merchant, payment, refundAmount=4_001),
+                               headers={"HTTP_X_IDEMPOTENCY_KEY": "key-2"})
+        assert response.status_code == 400
+        assert response.json()["errorCode"] == "IDEMPOTENCY_MISMATCH"
+        assert Refund.objects.count() == 1
+
+    def test_another_key_is_another_refund(self, post_refund, merchant):
+        payment = make_success_payment(merchant, amount=10_000)
+        body = refund_body(merchant, payment, refundAmount=4_000)
+        assert post_refund(body, headers={"HTTP_X_IDEMPOTENCY_KEY": "key-3"}).status_code == 200
+        assert post_refund(body, headers={"HTTP_X_IDEMPOTENCY_KEY": "key-4"}).status_code == 200
+        assert Refund.objects.count() == 2
+
+    def test_refused_request_gives_the_key_back(self, post_refund, merchant):
+        payment = make_success_payment(merchant, amount=1_000)
+        body = refund_body(merchant, payment, refundAmount=1_000)
+        post_refund(body)  # refunds everything, without a key
+        refused = post_refund(body, headers={"HTTP_X_IDEMPOTENCY_KEY": "key-5"})
+        assert refused.json()["errorCode"] == "REFUND_AMOUNT_EXCEEDED"
+        other = make_success_payment(merchant, amount=1_000)
+        retry = post_refund(refund_body(merchant, other, refundAmount=1_000), headers={"HTTP_X_IDEMPOTENCY_KEY": "key-5"})
+        assert retry.status_code == 200
+
+    def test_key_and_refund_id_together(self, post_refund, merchant):
+        payment = make_success_payment(merchant, amount=10_000)
+        body = refund_body(merchant, payment, refundAmount=4_000, refundId="BOTH-1")
+        first = post_refund(body, headers={"HTTP_X_IDEMPOTENCY_KEY": "key-6"})
+        by_refund_id = post_refund(body, headers={"HTTP_X_IDEMPOTENCY_KEY": "key-7"})
+        assert first.status_code == by_refund_id.status_code == 200
+        assert by_refund_id.json()["refundId"] == "BOTH-1"
+        assert Refund.objects.count() == 1
+
+    def test_malformed_key_is_a_validation_error(self, post_refund, merchant):
+        payment = make_success_payment(merchant)
+        response = post_refund(refund_body(merchant, payment, refundAmount=500),
+                               headers={"HTTP_X_IDEMPOTENCY_KEY": "has space"})
+        assert response.json()["errorCode"] == "VALIDATION_ERROR"
+        assert "X-Idempotency-Key" in response.json()["errorMessage"]
