@@ -31,6 +31,7 @@ from gateway.models import Merchant
 from gateway.services import audit_record
 from gateway.signing import webhook_signature
 from webhooks import transport
+from webhooks.locks import delivery_due_lock, delivery_lock
 from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
 
 logger = logging.getLogger("webhooks")
@@ -121,13 +122,7 @@ def _delivery_claim(delivery_id: int | None = None) -> Claim | None:
     The claim is a lease: next_attempt_at moves past the end of the attempt, so nobody else
     finds the delivery due while it is being sent, and finds it again if this worker dies."""
     now = timezone.now()
-    # skip_locked: two workers racing for the same delivery (the on_commit task and the sweep,
-    # or a redelivered message) must not both send it; the loser sees nothing due and returns.
-    due = (WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
-           .select_related("event", "merchant")
-           .filter(status__in=WebhookDelivery.DUE_STATUSES, next_attempt_at__lte=now))
-    due = due.filter(pk=delivery_id) if delivery_id is not None else due.order_by("next_attempt_at", "pk")
-    delivery = due.first()
+    delivery = delivery_due_lock(delivery_id)
     if delivery is None:
         return None
     # An attempt still open here belongs to a worker whose claim ran out: it died mid-attempt.
@@ -178,8 +173,7 @@ def retry_delay(position: int, *, event_type: str = "") -> float | None:
 @transaction.atomic
 def _delivery_result_record(claim: Claim, result: transport.Result, signature: str) -> WebhookDelivery:
     now = timezone.now()
-    # Serialises with a resend or another worker recording on the same delivery.
-    delivery = WebhookDelivery.objects.select_for_update().select_related("event").get(pk=claim.delivery.pk)
+    delivery = delivery_lock(claim.delivery.pk)
     attempt = claim.attempt
     attempt.finished_at = now
     attempt.duration_ms = result.duration_ms
@@ -254,7 +248,7 @@ def delivery_resend(*, delivery: WebhookDelivery, actor) -> WebhookDelivery:
     """Make any delivery (delivered and dead ones included) due now, with a fresh retry
     cycle, and audit who asked. The event, its id and its body are unchanged. Raises
     ValidationError while an attempt is in flight or when the merchant has no address."""
-    delivery = WebhookDelivery.objects.select_for_update().select_related("merchant").get(pk=delivery.pk)
+    delivery = delivery_lock(delivery.pk)
     if delivery.in_flight:
         raise ValidationError("an attempt is in progress; try again in a few seconds", field="delivery")
     if not delivery.merchant.webhook_url:

@@ -91,7 +91,7 @@ def post(url: str, body: bytes, headers: dict, *, timeout: float) -> Result:
         return finish(error="the webhook address is not an http(s) address")
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        addresses = webhook_host_addresses(parts.hostname, port, field="webhook_url")
+        addresses = webhook_host_addresses(parts.hostname, port, field="")
     except GatewayError as exc:
         return finish(error=f"address refused at delivery time: {exc.message}")
 
