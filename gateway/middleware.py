@@ -55,6 +55,11 @@ class ApiErrorMiddleware:
         if length > settings.API_MAX_BODY_BYTES:
             return error_response(ValidationError(
                 f"request body is {length} bytes; the limit is {settings.API_MAX_BODY_BYTES}", field="body"))
+        if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower() and not length:
+            # Django reads a body only up to Content-Length: a chunked body would be read as empty
+            # and the request refused for missing fields, which misleads the caller.
+            return error_response(ValidationError(
+                "is required; chunked request bodies are not accepted", field="Content-Length"))
         response = self.get_response(request)
         is_json = response.get("Content-Type", "").startswith("application/json")
         if response.status_code == 404 and not is_json:
