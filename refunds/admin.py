@@ -1,0 +1,183 @@
+"""Refunds in the admin console.
+
+Staff never edit a refund: RefundAdmin is read-only, with each refund's timeline. Finance staff
+holding `refunds.initiate_refund` start a full or partial refund of a payment at
+/admin/refunds/refund/initiate/<payment pk>/, which goes through refunds.services.refund_create
+(the same rules and lock as the API) and is written to the audit log; a refused attempt is
+audited too. Staff without the permission get 403.
+"""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from gateway.errors import GatewayError, ValidationError
+from gateway.money import rupees_str
+from gateway.services import audit_record
+from payments.models import Payment
+from refunds import selectors, services
+from refunds.api.serializers import REASON_MAX, is_refund_id
+from refunds.models import Refund, RefundEvent, new_refund_id
+
+INITIATE_PERMISSION = "refunds.initiate_refund"
+
+
+class RefundInitiateForm(forms.Form):
+    amount = forms.IntegerField(
+        label="Amount (paise)", min_value=1,
+        help_text=f"Integer paise: 10000 is ₹100.00. At least {services.REFUND_MIN_AMOUNT} paise, "
+                  "or the whole remaining amount when less remains.")
+    reason = forms.CharField(max_length=REASON_MAX, help_text="Shown to the merchant and kept in the audit log.")
+    # Made when the form is first shown: submitting the same form twice (a double click, a
+    # reload) finds the refund it already made instead of refunding twice.
+    refund_id = forms.CharField(widget=forms.HiddenInput, max_length=64)
+
+    def clean_refund_id(self):
+        value = self.cleaned_data["refund_id"]
+        if not is_refund_id(value):
+            raise forms.ValidationError("invalid form; reload the page")
+        return value
+
+
+class RefundEventInline(admin.TabularInline):
+    model = RefundEvent
+    fields = ("created_at", "kind", "from_status", "to_status", "actor_name", "detail")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    verbose_name = "timeline entry"
+    verbose_name_plural = "timeline"
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_view_permission(self, request, obj=None):
+        # Whoever may see the refund sees its timeline.
+        return request.user.has_perm("refunds.view_refund")
+
+
+def _paise(value: int | None) -> str:
+    return "—" if value is None else f"{value} paise (₹{rupees_str(value)})"
+
+
+@admin.register(Refund)
+class RefundAdmin(admin.ModelAdmin):
+    list_display = ("refund_id", "merchant", "payment_link", "amount_display", "status", "payment_mode",
+                    "source", "bank_refund_reference", "created_at", "processed_at")
+    list_filter = ("status", "source", "payment_mode")
+    search_fields = ("refund_id", "payment__sabpaisa_txn_id", "payment__merchant_txn_id", "bank_refund_reference",
+                     "merchant__code")
+    list_select_related = ("merchant", "payment")
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+    inlines = [RefundEventInline]
+    fields = ("refund_id", "merchant", "payment_link", "amount_display", "currency", "status", "reason",
+              "payment_mode", "refund_method", "bank_refund_reference", "failure_reason", "source",
+              "initiated_by", "bank_attempts", "created_at", "processed_at", "failed_at", "payment_totals")
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="payment (sabpaisaTxnId)", ordering="payment__sabpaisa_txn_id")
+    def payment_link(self, obj):
+        return obj.payment.sabpaisa_txn_id
+
+    @admin.display(description="refund amount", ordering="amount")
+    def amount_display(self, obj):
+        return _paise(obj.amount)
+
+    @admin.display(description="payment totals")
+    def payment_totals(self, obj):
+        payment = obj.payment
+        return format_html(
+            "paid {} · refunded {} · pending {} · refundable {}",
+            _paise(selectors.payment_paid_amount(payment)), _paise(selectors.refunded_amount(payment)),
+            _paise(selectors.refund_pending_amount(payment)), _paise(selectors.refundable_amount(payment)))
+
+    @admin.display(description="new refund")
+    def initiate_link(self, obj):
+        url = reverse("admin:refunds_refund_initiate", args=[obj.payment_id])
+        return format_html('<a class="button" href="{}">Refund more of this payment</a>', url)
+
+    def get_fields(self, request, obj=None):
+        fields = list(super().get_fields(request, obj))
+        return fields + ["initiate_link"] if request.user.has_perm(INITIATE_PERMISSION) else fields
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.get_fields(request, obj)
+
+    def get_urls(self):
+        return [
+            path("initiate/<int:payment_pk>/", self.admin_site.admin_view(self.initiate_view),
+                 name="refunds_refund_initiate"),
+        ] + super().get_urls()
+
+    def initiate_view(self, request, payment_pk: int):
+        """Start a full or partial refund of one payment, through the refund service."""
+        if not request.user.has_perm(INITIATE_PERMISSION):
+            # Answered here rather than by raising PermissionDenied: the project's handler403
+            # gives API clients the UNAUTHORIZED envelope, and staff should see a 403 page.
+            context = {**self.admin_site.each_context(request), "title": "Permission needed",
+                       "opts": self.model._meta, "permission": INITIATE_PERMISSION}
+            return TemplateResponse(request, "admin/refunds/forbidden.html", context, status=403)
+        payment = get_object_or_404(Payment.objects.select_related("merchant"), pk=payment_pk)
+        remaining = selectors.refundable_amount(payment)
+        if request.method == "POST":
+            form = RefundInitiateForm(request.POST)
+            if form.is_valid():
+                refund = self._initiate(request, form, payment)
+                if refund is not None:
+                    return redirect(reverse("admin:refunds_refund_change", args=[refund.pk]))
+        else:
+            form = RefundInitiateForm(initial={"amount": remaining or None, "refund_id": new_refund_id()})
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Refund payment {payment.sabpaisa_txn_id}",
+            "opts": self.model._meta,
+            "payment": payment,
+            "form": form,
+            "refundable": payment.status == Payment.Status.SUCCESS and remaining > 0,
+            "totals": {
+                "paid": _paise(selectors.payment_paid_amount(payment)),
+                "refunded": _paise(selectors.refunded_amount(payment)),
+                "pending": _paise(selectors.refund_pending_amount(payment)),
+                "remaining": _paise(remaining),
+            },
+            "refunds": selectors.refunds_for_payment(payment=payment),
+        }
+        return TemplateResponse(request, "admin/refunds/initiate.html", context)
+
+    def _initiate(self, request, form, payment) -> Refund | None:
+        amount, reason = form.cleaned_data["amount"], form.cleaned_data["reason"]
+        try:
+            result = services.refund_create(
+                merchant=payment.merchant, payment=payment, amount=amount, reason=reason,
+                refund_id=form.cleaned_data["refund_id"], source=Refund.Source.ADMIN, actor=request.user)
+        except GatewayError as exc:
+            audit_record(actor=request.user, action="refund.initiate_refused", obj=payment, merchant=payment.merchant,
+                         after={"amount": amount, "reason": reason, "errorCode": exc.code,
+                                "errorMessage": exc.message})
+            field = "amount" if isinstance(exc, ValidationError) or exc.code == "REFUND_AMOUNT_EXCEEDED" else None
+            form.add_error(field, f"{exc.code}: {exc.message}")
+            return None
+        refund = result.refund
+        if result.created:
+            messages.success(request, f"Refund {refund.refund_id} of {_paise(refund.amount)} started; "
+                                      "the bank's answer will appear in its timeline.")
+        else:
+            messages.info(request, f"This form was already submitted: refund {refund.refund_id}.")
+        return refund

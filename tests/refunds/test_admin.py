@@ -1,0 +1,145 @@
+"""Finance staff start refunds from the admin console through the refund service; the console
+never edits a refund, and staff without refunds.initiate_refund are refused."""
+import re
+
+import pytest
+from django.contrib.auth.models import Permission, User
+
+from gateway.models import AuditRecord
+from payments.models import Payment
+from refunds.models import Refund
+from refunds.tasks import refund_process
+from tests.refunds.factories import make_payment, make_success_payment
+
+pytestmark = pytest.mark.django_db
+
+
+def _staff(username, *codenames):
+    user = User.objects.create_user(username, password="pw-not-used", is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(content_type__app_label="refunds", codename__in=codenames))
+    return user
+
+
+@pytest.fixture
+def finance(client):
+    client.force_login(_staff("finance", "initiate_refund", "view_refund"))
+    return client
+
+
+def _url(payment):
+    return f"/admin/refunds/refund/initiate/{payment.pk}/"
+
+
+def _form_refund_id(page) -> str:
+    return re.search(rb'name="refund_id" value="([^"]+)"', page.content).group(1).decode()
+
+
+def test_initiate_page_offers_the_remaining_amount(finance, merchant):
+    payment = make_success_payment(merchant, amount=10_000)
+    Refund.objects.create(merchant=payment.merchant, payment=payment, amount=2_500)
+    page = finance.get(_url(payment))
+    assert page.status_code == 200
+    assert b'name="amount" value="7500"' in page.content
+    assert payment.sabpaisa_txn_id.encode() in page.content
+
+
+def test_staff_starts_a_partial_refund_through_the_service_and_it_is_audited(finance, merchant):
+    payment = make_success_payment(merchant, amount=10_000)
+    page = finance.get(_url(payment))
+    response = finance.post(_url(payment), {"amount": 4_000, "reason": "goodwill",
+                                            "refund_id": _form_refund_id(page)})
+    assert response.status_code == 302, response.content[:2000]
+    refund = Refund.objects.get()
+    assert response["Location"] == f"/admin/refunds/refund/{refund.pk}/change/"
+    assert (refund.amount, refund.status, refund.reason, refund.source) == (4_000, "PENDING", "goodwill", "ADMIN")
+    assert refund.initiated_by.username == "finance"
+    assert refund.events.get().actor_name == "finance"
+    audit = AuditRecord.objects.get(action="refund.initiate")
+    assert audit.actor_name == "finance" and audit.object_id == str(refund.pk)
+    assert audit.merchant == payment.merchant
+    assert audit.after["refundAmount"] == 4_000 and audit.after["refundableBefore"] == 10_000
+
+
+def test_staff_starts_a_full_refund(finance, merchant):
+    payment = make_success_payment(merchant, amount=10_000)
+    page = finance.get(_url(payment))
+    finance.post(_url(payment), {"amount": 10_000, "reason": "order cancelled", "refund_id": _form_refund_id(page)})
+    assert Refund.objects.get().amount == 10_000
+    assert b"cannot be refunded" in finance.get(_url(payment)).content
+
+
+def test_submitting_the_same_form_twice_refunds_once(finance, merchant):
+    payment = make_success_payment(merchant, amount=10_000)
+    form = {"amount": 3_000, "reason": "double click", "refund_id": _form_refund_id(finance.get(_url(payment)))}
+    first = finance.post(_url(payment), form)
+    second = finance.post(_url(payment), form)
+    assert first.status_code == second.status_code == 302
+    assert first["Location"] == second["Location"]
+    assert Refund.objects.count() == 1
+
+
+def test_too_large_an_amount_is_refused_and_the_attempt_audited(finance, merchant):
+    payment = make_success_payment(merchant, amount=10_000)
+    page = finance.get(_url(payment))
+    response = finance.post(_url(payment), {"amount": 10_001, "reason": "x", "refund_id": _form_refund_id(page)})
+    assert response.status_code == 200
+    assert b"REFUND_AMOUNT_EXCEEDED" in response.content
+    assert not Refund.objects.exists()
+    refused = AuditRecord.objects.get(action="refund.initiate_refused")
+    assert refused.after["errorCode"] == "REFUND_AMOUNT_EXCEEDED" and refused.actor_name == "finance"
+
+
+def test_payment_that_is_not_success_cannot_be_refunded_from_the_console(finance, merchant):
+    payment = make_payment(merchant, status=Payment.Status.FAILED)
+    page = finance.get(_url(payment))
+    assert b"only a SUCCESS payment can be refunded" in page.content
+    response = finance.post(_url(payment), {"amount": 100, "reason": "x", "refund_id": "rfnd_abc"})
+    assert b"REFUND_NOT_ALLOWED" in response.content
+    assert not Refund.objects.exists()
+
+
+def test_staff_without_the_permission_get_403(client, merchant):
+    client.force_login(_staff("support", "view_refund"))
+    payment = make_success_payment(merchant)
+    page = client.get(_url(payment))
+    assert page.status_code == 403
+    assert b"refunds.initiate_refund" in page.content
+    response = client.post(_url(payment), {"amount": 100, "reason": "x", "refund_id": "rfnd_abc"})
+    assert response.status_code == 403
+    assert not Refund.objects.exists()
+    assert not AuditRecord.objects.filter(action__startswith="refund.").exists()
+
+
+def test_people_who_are_not_staff_are_sent_to_the_login_page(client, merchant):
+    payment = make_success_payment(merchant)
+    response = client.get(_url(payment))
+    assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
+
+
+def test_refund_page_is_read_only_with_its_timeline(finance, merchant):
+    payment = make_success_payment(merchant, payment_mode=Payment.Mode.CARD, card_last4="4242")
+    page = finance.get(_url(payment))
+    finance.post(_url(payment), {"amount": 500, "reason": "timeline", "refund_id": _form_refund_id(page)})
+    refund = Refund.objects.get()
+    refund_process(refund.pk)
+    page = finance.get(f"/admin/refunds/refund/{refund.pk}/change/")
+    assert page.status_code == 200
+    content = page.content.decode()
+    assert "original card ****4242" in content
+    assert "PROCESSED" in content and "submitted" in content
+    assert 'name="_save"' not in content and 'name="amount"' not in content  # nothing to edit
+    assert "Refund more of this payment" in content
+    listing = finance.get("/admin/refunds/refund/")
+    assert listing.status_code == 200 and refund.refund_id in listing.content.decode()
+
+
+def test_staff_cannot_edit_or_delete_a_refund(finance, merchant):
+    payment = make_success_payment(merchant)
+    refund = Refund.objects.create(merchant=payment.merchant, payment=payment, amount=500)
+    # Refused by Django's admin (PermissionDenied, answered by the project's handler403).
+    response = finance.post(f"/admin/refunds/refund/{refund.pk}/change/", {"status": "PROCESSED"})
+    assert response.status_code in (401, 403)
+    assert finance.post(f"/admin/refunds/refund/{refund.pk}/delete/", {"post": "yes"}).status_code in (401, 403)
+    assert finance.get("/admin/refunds/refund/add/").status_code in (401, 403)
+    refund.refresh_from_db()
+    assert refund.status == "PENDING"
