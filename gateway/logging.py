@@ -10,8 +10,9 @@ from datetime import datetime, timezone
 
 from gateway.tracing import _merchant, _trace_id
 
-# 13 to 19 digits, optionally grouped by single spaces or hyphens (not the separator after them).
-_PAN = re.compile(r"(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)")
+# 13 to 19 digits, optionally grouped by single spaces or hyphens (not the separator after
+# them), and not the fraction of a decimal number such as a task's run time "0.0547890381000".
+_PAN = re.compile(r"(?<![\d.])\d(?:[ -]?\d){12,18}(?!\d)")
 
 
 def mask_pan(text: str) -> str:

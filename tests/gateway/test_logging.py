@@ -45,6 +45,12 @@ def test_card_numbers_are_masked_in_messages_and_tracebacks():
     line = json.loads(JsonFormatter().format(record))
     assert "4111" not in line["message"]
     assert mask_pan("pan=4000000000000002 amount=49900") == "pan=[redacted-pan] amount=49900"
+    assert mask_pan("card 4111-1111-1111-1111.") == "card [redacted-pan]."
+
+
+def test_the_fraction_of_a_run_time_is_not_taken_for_a_card_number():
+    line = "Task x succeeded in 0.05478903810000012s: None"
+    assert mask_pan(line) == line
 
 
 def test_log_lines_outside_a_request_have_no_stale_trace_id(api, acme, json_log):
