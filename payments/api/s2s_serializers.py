@@ -14,6 +14,8 @@ import re
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import EmailValidator
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from gateway.errors import ValidationError
@@ -75,6 +77,7 @@ class StrictString(serializers.CharField):
         return value
 
 
+@extend_schema_field(OpenApiTypes.INT64)
 class StrictInteger(serializers.Field):
     """Only a JSON integer (not a string, a float or a boolean), within bounds."""
 
@@ -100,6 +103,11 @@ class StrictInteger(serializers.Field):
         return value
 
 
+@extend_schema_field(OpenApiTypes.INT64)
+class AnyValue(serializers.JSONField):
+    """Passes any JSON value through (its checks are made elsewhere)."""
+
+
 class EmailString(StrictString):
     _validator = EmailValidator(message="must be a valid email address")
 
@@ -120,6 +128,8 @@ class NonBlankName(StrictString):
         return value
 
 
+@extend_schema_field({"type": "object", "maxProperties": METADATA_MAX_KEYS,
+                      "additionalProperties": {"type": ["string", "number", "boolean", "null"]}})
 class Metadata(serializers.Field):
     """Free key-value pairs: at most 50 keys of at most 40 characters; each value a string of at
     most 500 characters, a number, a boolean or null (nothing nested)."""
@@ -162,7 +172,9 @@ class S2SPaymentRequestSerializer(serializers.Serializer):
     # Only the type here: a string that is not UPI_QR / UPI_INTENT is INVALID_PAYMENT_MODE.
     paymentMode = StrictString(allow_blank=True)
     checksum = StrictString(pattern=_HEX64, pattern_message="must be exactly 64 hexadecimal characters")
-    # timestamp: read by payments.services.s2s (a missing one is INVALID_TIMESTAMP, not this).
+    # Any value passes here: payments.services.s2s decides it (missing or malformed is
+    # INVALID_TIMESTAMP, not VALIDATION_ERROR, as the interface says).
+    timestamp = AnyValue(required=False, allow_null=True, help_text="Unix seconds; part of the checksum")
     description = StrictString(required=False, allow_null=True, allow_blank=True, free_text=True,
                                max_length=DESCRIPTION_MAX)
     upiExpiryMinutes = StrictInteger(low=UPI_EXPIRY_MIN, high=UPI_EXPIRY_MAX, required=False, allow_null=True)
@@ -177,6 +189,24 @@ class S2SPaymentRequestSerializer(serializers.Serializer):
 for _key in UDF_KEYS:
     S2SPaymentRequestSerializer._declared_fields[_key] = StrictString(
         required=False, allow_null=True, allow_blank=True, free_text=True, max_length=UDF_MAX)
+
+
+class S2SPaymentResponseSerializer(serializers.Serializer):
+    """The success body, for the API schema only (payments.services.s2s.s2s_response builds it)."""
+
+    success = serializers.BooleanField()
+    paymentId = serializers.CharField()
+    txnId = serializers.CharField()
+    merchantTxnId = serializers.CharField()
+    status = serializers.ChoiceField(choices=["PROCESSING"])
+    amount = serializers.IntegerField(help_text="paise")
+    currency = serializers.CharField()
+    paymentMode = serializers.ChoiceField(choices=PAYMENT_MODES)
+    upiQrString = serializers.CharField(allow_null=True, help_text="upi://pay link; null for UPI_INTENT")
+    intentUrl = serializers.CharField(allow_null=True, help_text="upi://pay link; null for UPI_QR")
+    expiresAt = serializers.DateTimeField(help_text="when the QR / intent link expires")
+    message = serializers.CharField()
+    traceId = serializers.CharField()
 
 
 def _first_error(errors, path: str = "") -> tuple[str, str]:

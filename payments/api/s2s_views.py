@@ -8,7 +8,11 @@ from rest_framework.response import Response
 from gateway.api import GatewayAPIView
 from gateway.auth import IsMerchant
 from gateway.errors import S2SNotEnabled, ValidationError
-from payments.api.s2s_serializers import S2SPaymentRequestSerializer, s2s_request_validate
+from payments.api.s2s_serializers import (
+    S2SPaymentRequestSerializer,
+    S2SPaymentResponseSerializer,
+    s2s_request_validate,
+)
 from payments.services.idempotency import HEADER as IDEMPOTENCY_HEADER
 from payments.services.idempotency import idempotency_key_clean
 from payments.services.s2s import s2s_payment_submit
@@ -36,7 +40,7 @@ class S2SPaymentCreateView(GatewayAPIView):
             OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
                              description="Same key and body: the original response again. Kept 24 hours."),
         ],
-        responses={200: dict},
+        responses={200: S2SPaymentResponseSerializer},
         description="Create a UPI QR or intent payment. Amounts are integer paise.",
     )
     def post(self, request):

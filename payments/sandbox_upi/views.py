@@ -9,6 +9,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -60,6 +62,17 @@ class SandboxUpiPayView(APIView):
             raise NotFound()
         super().initial(request, *args, **kwargs)
 
+    @extend_schema(
+        operation_id="sandbox_upi_pay", tags=["sandbox"], auth=[],
+        request=inline_serializer("SandboxUpiPayRequest", {"upiUri": serializers.CharField(),
+                                                           "payerVpa": serializers.CharField()}),
+        responses={202: inline_serializer("SandboxUpiPayResponse", {
+            "success": serializers.BooleanField(), "txnId": serializers.CharField(),
+            "paymentId": serializers.CharField(), "merchantTxnId": serializers.CharField(),
+            "status": serializers.CharField(), "payerVpa": serializers.CharField(),
+            "message": serializers.CharField(), "traceId": serializers.CharField()})},
+        description="Staging only: pay a UPI link from a test VPA, as the customer's UPI app would.",
+    )
     def post(self, request):
         body = request.data
         if not isinstance(body, dict):
