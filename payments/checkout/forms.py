@@ -1,0 +1,102 @@
+"""The checkout's forms. Input names are the automation hooks CONTRACT.md lists (vpa,
+card_number, card_expiry, card_cvv, otp, bank, wallet, save_card), so templates write the
+inputs by hand and never re-render a submitted value: a card number or CVV appears in no page
+after it is submitted, not even beside a validation error."""
+from __future__ import annotations
+
+import re
+
+from django import forms
+from django.views.decorators.debug import sensitive_variables
+
+from payments.acquirer.sandbox import BANKS, WALLETS
+from payments.cards import CardInput, detect_network, digits_only, luhn_valid, parse_expiry
+from payments.services.hosted import TRANSFER_MODES
+
+VPA = re.compile(r"[A-Za-z0-9.\-_]{2,256}@[A-Za-z][A-Za-z0-9.\-]{1,63}")
+
+
+class UpiForm(forms.Form):
+    vpa = forms.CharField(max_length=320, error_messages={"required": "Enter your UPI ID."})
+
+    def clean_vpa(self):
+        value = self.cleaned_data["vpa"].strip()
+        if not VPA.fullmatch(value):
+            raise forms.ValidationError("Enter a UPI ID like name@bank.")
+        return value
+
+
+class CardForm(forms.Form):
+    card_number = forms.CharField(max_length=30, error_messages={"required": "Enter the card number."})
+    card_expiry = forms.CharField(max_length=10, error_messages={"required": "Enter the expiry date (MM/YY)."})
+    card_cvv = forms.CharField(max_length=4, error_messages={"required": "Enter the CVV."})
+    # Consent to save the card (tokenisation beta, staging only): accepted, used by the tokens
+    # feature once it lands.
+    save_card = forms.BooleanField(required=False)
+
+    @sensitive_variables("number")
+    def clean_card_number(self):
+        number = digits_only(self.cleaned_data["card_number"])
+        if not luhn_valid(number):
+            raise forms.ValidationError("This card number is not valid. Check it and try again.")
+        if detect_network(number) == "UNKNOWN":
+            raise forms.ValidationError("This card network is not accepted.")
+        return number
+
+    def clean_card_expiry(self):
+        try:
+            return parse_expiry(self.cleaned_data["card_expiry"])
+        except ValueError as exc:
+            message = str(exc)
+            raise forms.ValidationError(message[0].upper() + message[1:] + ".") from None
+
+    def clean_card_cvv(self):
+        cvv = self.cleaned_data["card_cvv"].strip()
+        if not re.fullmatch(r"\d{3,4}", cvv):
+            raise forms.ValidationError("The CVV is the 3 digits on the back of the card.")
+        return cvv
+
+    @sensitive_variables("number", "cvv")
+    def clean(self):
+        data = super().clean()
+        number, expiry, cvv = data.get("card_number"), data.get("card_expiry"), data.get("card_cvv")
+        if number and cvv:
+            wanted = 4 if detect_network(number) == "AMEX" else 3
+            if len(cvv) != wanted:
+                self.add_error("card_cvv", f"The CVV of this card has {wanted} digits.")
+                return data
+        if number and expiry and cvv:
+            data["card"] = CardInput(number=number, expiry_month=expiry[0], expiry_year=expiry[1], cvv=cvv)
+        return data
+
+
+class OtpForm(forms.Form):
+    otp = forms.CharField(max_length=12, error_messages={"required": "Enter the one-time password."})
+
+    def clean_otp(self):
+        otp = self.cleaned_data["otp"].strip()
+        if not re.fullmatch(r"\d{4,8}", otp):
+            raise forms.ValidationError("The one-time password is 4 to 8 digits.")
+        return otp
+
+
+class BankForm(forms.Form):
+    bank = forms.ChoiceField(choices=sorted(BANKS.items(), key=lambda item: item[1]),
+                             error_messages={"required": "Choose your bank.", "invalid_choice": "Choose your bank."})
+
+
+class WalletForm(forms.Form):
+    wallet = forms.ChoiceField(choices=sorted(WALLETS.items(), key=lambda item: item[1]),
+                               error_messages={"required": "Choose a wallet.", "invalid_choice": "Choose a wallet."})
+
+
+class TransferForm(forms.Form):
+    mode = forms.ChoiceField(choices=[(mode.value, mode.label) for mode in TRANSFER_MODES])
+
+
+class SandboxBankForm(forms.Form):
+    decision = forms.ChoiceField(choices=[("approve", "Approve"), ("decline", "Decline")])
+
+
+class SandboxTransferForm(forms.Form):
+    reference = forms.CharField(max_length=40, error_messages={"required": "Enter the payment reference."})

@@ -1,0 +1,22 @@
+"""/checkout/<paymentId>/... (the customer's pages) and /sandbox/... (staging stand-ins for
+banks, wallets and incoming transfers; 404 in production)."""
+from django.urls import path
+
+from payments.checkout import views
+
+app_name = "checkout"
+
+urlpatterns = [
+    path("checkout/<str:payment_id>", views.page, name="page"),
+    path("checkout/<str:payment_id>/upi", views.upi, name="upi"),
+    path("checkout/<str:payment_id>/card", views.card, name="card"),
+    path("checkout/<str:payment_id>/card/challenge", views.card_otp, name="card-otp"),
+    path("checkout/<str:payment_id>/netbanking", views.netbanking, name="netbanking"),
+    path("checkout/<str:payment_id>/wallet", views.wallet, name="wallet"),
+    path("checkout/<str:payment_id>/transfer/start", views.transfer_start, name="transfer-start"),
+    path("checkout/<str:payment_id>/transfer", views.transfer, name="transfer"),
+    path("checkout/<str:payment_id>/status", views.status, name="status"),
+    path("checkout/<str:payment_id>/cancel", views.cancel, name="cancel"),
+    path("sandbox/bank/<str:payment_id>", views.sandbox_bank, name="sandbox-bank"),
+    path("sandbox/transfers", views.sandbox_transfers, name="sandbox-transfers"),
+]

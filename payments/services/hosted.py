@@ -1,0 +1,339 @@
+"""Hosted checkout: the session the merchant creates and what the customer does on the page.
+
+Status changes go through payments.services.transitions only. The acquirer is never called
+with a row lock held: each method first moves the payment to PROCESSING (its own committed
+transaction, which also stops a second submission of the same session), then calls the
+acquirer, then records the answer with another transition.
+
+UPI on the page is payments.services.upi (shared with S2S); this module covers the session,
+cards, net banking, wallets, bank transfers (NEFT, RTGS, cash challan) and the return redirect.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
+
+from gateway.errors import DuplicateTransaction, NotFound, ValidationError
+from gateway.models import Merchant
+from gateway.signing import return_signature
+from payments.acquirer import get_acquirer
+from payments.acquirer.base import AcquirerAnswer, AcquirerError, Outcome
+from payments.cards import CardInput
+from payments.models import Payment, PaymentEvent
+from payments.services.expiry import payment_schedule_expiry
+from payments.services.transitions import (
+    payment_expire,
+    payment_mark_failed,
+    payment_mark_processing,
+    payment_mark_succeeded,
+    payment_note,
+)
+from payments.state import InvalidTransition
+
+logger = logging.getLogger("payments.hosted")
+
+S = Payment.Status
+M = Payment.Mode
+
+# NEFT, RTGS and cash challans stay open this long after the customer picks them: long enough
+# for a transfer made on a Friday evening to arrive after a bank holiday Monday.
+TRANSFER_VALIDITY = timedelta(hours=72)
+TRANSFER_MODES = (M.NEFT, M.RTGS, M.CHALLAN)
+BANK_MODES = (M.NB, M.WALLET)
+
+# Where transfers are paid. The sandbox acquirer's collection account; a real acquirer gives
+# its own (a virtual account per payment, so funds are matched without the customer's help).
+TRANSFER_BENEFICIARY = {
+    "name": "Gateway Collections Escrow",
+    "bank": "Sandbox Escrow Bank",
+    "ifsc": "SBXG0000001",
+    "branch": "Mumbai Fort",
+    "account_prefix": "222333",
+}
+
+
+def client_secret_hash(client_secret: str) -> str:
+    return hashlib.sha256(client_secret.encode()).hexdigest()
+
+
+def checkout_url(payment: Payment) -> str:
+    """GATEWAY_PUBLIC_URL + the page's path, with no query string: clients append
+    ?clientSecret=... themselves (CONTRACT.md)."""
+    return settings.GATEWAY_PUBLIC_URL + reverse("checkout:page", args=[payment.payment_id])
+
+
+@dataclass(frozen=True)
+class HostedSession:
+    payment: Payment
+    client_secret: str  # shown once, in the creation response; only its hash is stored
+
+    @property
+    def checkout_url(self) -> str:
+        return checkout_url(self.payment)
+
+
+def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: int, currency: str,
+                          return_url: str, customer_name: str = "", customer_email: str = "",
+                          customer_phone: str = "", description: str = "", metadata: dict | None = None,
+                          udf: dict | None = None) -> HostedSession:
+    """Open a checkout session: a PENDING hosted payment that expires after
+    CHECKOUT_SESSION_TTL_SECONDS, with its expiry queued once the row commits.
+    Raises DuplicateTransaction when the merchant already used `merchant_txn_id` (in either
+    flow), which the database constraint payment_unique_merchant_txn guarantees."""
+    client_secret = secrets.token_urlsafe(32)  # [A-Za-z0-9_-]: safe to append to a URL unencoded
+    try:
+        # A savepoint, so the caller's transaction (if any) survives the duplicate.
+        with transaction.atomic():
+            payment = Payment.objects.create(
+                merchant=merchant, flow=Payment.Flow.HOSTED, status=S.PENDING,
+                merchant_txn_id=merchant_txn_id, amount=amount, currency=currency, return_url=return_url,
+                customer_name=customer_name, customer_email=customer_email, customer_phone=customer_phone,
+                description=description, metadata=metadata or {}, udf=udf or {},
+                client_secret_hash=client_secret_hash(client_secret),
+                expires_at=timezone.now() + timedelta(seconds=settings.CHECKOUT_SESSION_TTL_SECONDS),
+            )
+            PaymentEvent.objects.create(payment=payment, kind=PaymentEvent.Kind.STATUS, to_status=S.PENDING,
+                                        detail={"reason": "checkout session created"})
+            payment_schedule_expiry(payment)
+    except IntegrityError as exc:
+        if _is_duplicate_txn(exc):
+            raise DuplicateTransaction(f"merchantTxnId {merchant_txn_id!r} has already been used") from None
+        raise
+    return HostedSession(payment, client_secret)
+
+
+def _is_duplicate_txn(exc: IntegrityError) -> bool:
+    diag = getattr(getattr(exc, "__cause__", None), "diag", None)
+    if diag is not None and getattr(diag, "constraint_name", None):
+        return diag.constraint_name == "payment_unique_merchant_txn"
+    # SQLite names the columns instead of the constraint.
+    text = str(exc)
+    return "payment_unique_merchant_txn" in text or "payments_payment.merchant_txn_id" in text
+
+
+def hosted_expire_if_due(payment: Payment) -> Payment:
+    """The page itself expires a session whose time is up, so a customer never pays into one
+    the sweep has not reached yet. Returns the payment as it now is."""
+    if not payment.is_final and payment.expires_at <= timezone.now():
+        payment_expire(payment_id=payment.pk)
+        payment.refresh_from_db()
+    return payment
+
+
+def _ensure_open(payment: Payment) -> None:
+    """A method may start only on a PENDING session whose time is not up."""
+    hosted_expire_if_due(payment)
+    if payment.status != S.PENDING:
+        raise InvalidTransition(payment.status, S.PROCESSING)
+
+
+def _record_answer(payment_id: int, answer: AcquirerAnswer) -> None:
+    payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
+                 detail={"outcome": answer.outcome.value, "message": answer.message, **answer.raw})
+
+
+def _acquirer_failed(payment_id: int, exc: AcquirerError) -> Payment:
+    logger.warning("acquirer error on payment %s: %s", payment_id, type(exc).__name__)
+    return payment_mark_failed(payment_id=payment_id, reason="the bank could not be reached; no money was taken",
+                               detail={"acquirer_error": type(exc).__name__})
+
+
+# --- Cards --------------------------------------------------------------------------------
+
+@sensitive_variables("card")
+def hosted_card_pay(*, payment: Payment, card: CardInput) -> Payment:
+    """Start a card payment. PENDING -> PROCESSING (last 4 and network kept, nothing else of
+    the card), then the acquirer: a 3-D Secure challenge leaves it PROCESSING for
+    hosted_card_verify_otp; a decline makes it FAILED. The card itself lives only in this
+    call. Raises InvalidTransition when the session is no longer open."""
+    _ensure_open(payment)
+    payment = payment_mark_processing(
+        payment_id=payment.pk, payment_mode=M.CARD, card_last4=card.last4, card_network=card.network,
+        detail={"method": "CARD", "last4": card.last4, "network": card.network},
+    )
+    try:
+        answer = get_acquirer().card_authorize(payment=payment, card=card)
+    except AcquirerError as exc:
+        return _acquirer_failed(payment.pk, exc)
+    _record_answer(payment.pk, answer)
+    issuer = (answer.issuer or "")[:60]
+    if answer.outcome == Outcome.CHALLENGE:
+        # Not a status change: the issuer's name, for the challenge page.
+        Payment.objects.filter(pk=payment.pk).update(card_issuer=issuer)
+        payment.card_issuer = issuer
+        return payment
+    return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the issuer",
+                               card_issuer=issuer)
+
+
+def otp_lock_key(payment_id: int) -> str:
+    return f"checkout:otp:{payment_id}"
+
+
+def hosted_card_verify_otp(*, payment: Payment, otp: str) -> Payment:
+    """Finish the 3-D Secure challenge: the right OTP makes the payment SUCCESS (with its bank
+    reference), any other makes it FAILED (one attempt, CONTRACT.md), so an OTP cannot be
+    guessed. Two submissions at once cannot both reach the acquirer.
+    Raises InvalidTransition when the payment is not waiting for an OTP."""
+    hosted_expire_if_due(payment)
+    if payment.status != S.PROCESSING or payment.payment_mode != M.CARD:
+        raise InvalidTransition(payment.status, S.SUCCESS)
+    if not cache.add(otp_lock_key(payment.pk), 1, timeout=60):
+        raise ValidationError("this payment's OTP is already being checked; wait a moment", field="otp")
+    try:
+        try:
+            answer = get_acquirer().card_verify_otp(payment=payment, otp=otp)
+        except AcquirerError as exc:
+            return _acquirer_failed(payment.pk, exc)
+        _record_answer(payment.pk, answer)
+        if answer.outcome == Outcome.APPROVED:
+            return payment_mark_succeeded(payment_id=payment.pk, bank_rrn=answer.reference)
+        return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "3-D Secure authentication failed")
+    finally:
+        cache.delete(otp_lock_key(payment.pk))
+
+
+# --- Net banking and wallets --------------------------------------------------------------
+
+def hosted_bank_start(*, payment: Payment, mode: str, bank_code: str) -> Payment:
+    """The customer picked a bank (NB) or wallet (WALLET): PENDING -> PROCESSING until the
+    bank's page answers (hosted_bank_complete). Raises InvalidTransition when not open."""
+    if mode not in BANK_MODES:
+        raise ValueError(f"{mode} is not net banking or a wallet")
+    _ensure_open(payment)
+    return payment_mark_processing(payment_id=payment.pk, payment_mode=mode, bank_code=bank_code,
+                                   detail={"method": mode, "bank": bank_code})
+
+
+def hosted_bank_complete(*, payment: Payment, approved: bool) -> Payment:
+    """The bank's or wallet's page answered: SUCCESS with its reference, or FAILED.
+    Raises InvalidTransition when the payment is not waiting for that page."""
+    hosted_expire_if_due(payment)
+    if payment.status != S.PROCESSING or payment.payment_mode not in BANK_MODES:
+        raise InvalidTransition(payment.status, S.SUCCESS if approved else S.FAILED)
+    try:
+        answer = get_acquirer().bank_authorize(payment=payment, bank_code=payment.bank_code, approved=approved)
+    except AcquirerError as exc:
+        return _acquirer_failed(payment.pk, exc)
+    _record_answer(payment.pk, answer)
+    if answer.outcome == Outcome.APPROVED:
+        return payment_mark_succeeded(payment_id=payment.pk, bank_rrn=answer.reference)
+    return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined at the bank")
+
+
+# --- NEFT, RTGS and cash challan ----------------------------------------------------------
+
+def new_transfer_reference() -> str:
+    """'GW' and 12 digits: short enough to write on a cash challan, and the tail of the virtual
+    account number. Unique (constraint payment_unique_transfer_reference)."""
+    return "GW" + "".join(secrets.choice("0123456789") for _ in range(12))
+
+
+def transfer_details(payment: Payment) -> dict:
+    """What the challan shows: where to pay, the reference to quote, and until when."""
+    reference = payment.transfer_reference
+    return {
+        "beneficiary": TRANSFER_BENEFICIARY["name"],
+        "bank": TRANSFER_BENEFICIARY["bank"],
+        "branch": TRANSFER_BENEFICIARY["branch"],
+        "ifsc": TRANSFER_BENEFICIARY["ifsc"],
+        "account": TRANSFER_BENEFICIARY["account_prefix"] + reference[2:],
+        "reference": reference,
+        "valid_until": payment.expires_at,
+    }
+
+
+def hosted_transfer_start(*, payment: Payment, mode: str) -> Payment:
+    """The customer picked NEFT, RTGS or a cash challan: PENDING -> PROCESSING with a unique
+    reference, open for TRANSFER_VALIDITY (the session's deadline is extended). The payment
+    stays PROCESSING until the funds arrive (hosted_transfer_received) or it expires (the
+    beat sweep; a queued task would outlive Redis's visibility timeout).
+    Raises InvalidTransition when the session is no longer open."""
+    if mode not in TRANSFER_MODES:
+        raise ValueError(f"{mode} is not a bank transfer")
+    _ensure_open(payment)
+    return payment_mark_processing(
+        payment_id=payment.pk, payment_mode=mode, transfer_reference=new_transfer_reference(),
+        expires_at=timezone.now() + TRANSFER_VALIDITY, detail={"method": mode},
+    )
+
+
+def hosted_transfer_received(*, reference: str) -> Payment:
+    """Funds arrived quoting `reference` (in staging: the tester says so on /sandbox/transfers).
+    PROCESSING -> SUCCESS with the bank's reference. Raises NotFound for an unknown reference
+    and InvalidTransition when the payment is final already (paid, or expired unpaid)."""
+    payment = (Payment.objects.select_related("merchant")
+               .filter(transfer_reference=reference.strip().upper(), payment_mode__in=TRANSFER_MODES).first())
+    if payment is None:
+        raise NotFound("no open transfer has that reference")
+    hosted_expire_if_due(payment)
+    if payment.status != S.PROCESSING:
+        raise InvalidTransition(payment.status, S.SUCCESS)
+    try:
+        answer = get_acquirer().transfer_received(payment=payment, amount=payment.amount)
+    except AcquirerError as exc:
+        # Funds that could not be matched stay with the bank; the payment stays open.
+        raise ValidationError("the bank could not confirm the transfer; try again", field="reference") from exc
+    _record_answer(payment.pk, answer)
+    return payment_mark_succeeded(payment_id=payment.pk, bank_rrn=answer.reference)
+
+
+# --- Leaving the page ---------------------------------------------------------------------
+
+def hosted_cancel(*, payment: Payment) -> Payment:
+    """The customer gave up before choosing a method: PENDING -> FAILED ("cancelled by the
+    customer"), final like any failure. Raises InvalidTransition once a method is in flight."""
+    if payment.status != S.PENDING:
+        raise InvalidTransition(payment.status, S.FAILED)
+    return payment_mark_failed(payment_id=payment.pk, reason="cancelled by the customer",
+                               detail={"reason": "cancelled by the customer"})
+
+
+def return_params(payment: Payment, *, now: float | None = None) -> dict:
+    """The gateway's own parameters of the return redirect (CONTRACT.md), amounts in paise."""
+    return {
+        "transaction_id": payment.sabpaisa_txn_id,
+        "merchant_txn_id": payment.merchant_txn_id,
+        "status": payment.status,
+        "amount": str(payment.amount),
+        "paid_amount": str(payment.paid_amount or 0),
+        "payment_mode": payment.payment_mode or "",
+        "timestamp": str(int(time.time() if now is None else now)),
+    }
+
+
+def hosted_return_url(payment: Payment, *, now: float | None = None) -> str:
+    """returnUrl with the result added and signed. The signature covers the final set of query
+    parameters, the merchant's own included, exactly as the merchant will read them
+    (request.GET.dict(): decoded, the last of a repeated key). Ours win over a merchant
+    parameter of the same name, and a repeated key is sent once, so what is signed is what
+    arrives. Only for a final payment."""
+    if not payment.is_final:
+        raise InvalidTransition(payment.status, "redirect")
+    parts = urlsplit(payment.return_url)
+    params = dict(parse_qsl(parts.query, keep_blank_values=True))
+    params.pop("signature", None)
+    params.update(return_params(payment, now=now))
+    params["signature"] = return_signature(payment.merchant.secret_key, params)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", urlencode(params), parts.fragment))
+
+
+def hosted_redirect(payment: Payment) -> str:
+    """The address to send the customer to now, with the redirect recorded in the payment's story."""
+    url = hosted_return_url(payment)
+    parts = urlsplit(payment.return_url)
+    payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.REDIRECT,
+                 detail={"status": payment.status, "to": f"{parts.scheme}://{parts.netloc}{parts.path}"})
+    return url
