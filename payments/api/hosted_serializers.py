@@ -1,0 +1,193 @@
+"""Request bodies of the hosted-checkout API: creation and the two enquiry forms.
+
+Plain Serializers with strict types: a number where a string belongs (or a string where paise
+belong) is a VALIDATION_ERROR naming the field, never silently converted. `checksum` must be
+64 hex characters here; whether it is right, and `timestamp` (INVALID_TIMESTAMP /
+REQUEST_EXPIRED), is gateway.signing's to decide once the fields are known to be well formed.
+"""
+from __future__ import annotations
+
+import re
+
+from django.core.validators import EmailValidator, URLValidator
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import serializers
+
+from payments.payloads import UDF_KEYS
+
+# Bounds of a hosted payment (docs/hosted-checkout.md): the same as S2S, where the interface
+# states them, and Stripe-like limits on metadata.
+AMOUNT_MIN_PAISE = 100
+AMOUNT_MAX_PAISE = 100_000_000
+MERCHANT_TXN_ID_MAX = 50
+CUSTOMER_NAME_MAX = 100
+CUSTOMER_EMAIL_MAX = 255
+DESCRIPTION_MAX = 500
+RETURN_URL_MAX = 2000
+METADATA_MAX_KEYS = 50
+METADATA_KEY_MAX = 40
+METADATA_VALUE_MAX = 500
+UDF_MAX = 255
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_PHONE = re.compile(r"\d{10}")
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+
+
+class StrictCharField(serializers.CharField):
+    """A CharField that accepts only JSON strings and never trims: what the merchant sent is
+    what we store and sign."""
+
+    default_error_messages = {"invalid": "must be a string", "control": "must not contain control characters"}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        if _CONTROL.search(data):
+            self.fail("control")
+        return super().to_internal_value(data)
+
+
+class PaiseField(serializers.Field):
+    """A JSON integer (not a string, float or boolean) of paise within the bounds."""
+
+    default_error_messages = {
+        "invalid": "must be an integer number of paise",
+        "range": f"must be between {AMOUNT_MIN_PAISE} and {AMOUNT_MAX_PAISE} paise",
+    }
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        if not AMOUNT_MIN_PAISE <= data <= AMOUNT_MAX_PAISE:
+            self.fail("range")
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+class ReturnUrlField(StrictCharField):
+    """An absolute http(s) address. The customer's browser goes there, the gateway never
+    fetches it, so loopback and private hosts are fine (merchants test on localhost)."""
+
+    _validator = URLValidator(schemes=["http", "https"])
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            self._validator(value)
+        except DjangoValidationError:
+            raise serializers.ValidationError("must be an absolute http or https URL") from None
+        return value
+
+
+class MetadataField(serializers.Field):
+    """A flat JSON object: at most 50 keys of at most 40 characters; values are strings of at
+    most 500 characters, numbers, booleans or null."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("must be a JSON object")
+        if len(data) > METADATA_MAX_KEYS:
+            raise serializers.ValidationError(f"must have at most {METADATA_MAX_KEYS} keys")
+        for key, value in data.items():
+            if not key or len(key) > METADATA_KEY_MAX:
+                raise serializers.ValidationError(f"keys must be 1 to {METADATA_KEY_MAX} characters")
+            if isinstance(value, (dict, list)):
+                raise serializers.ValidationError(f"{key}: values must be strings, numbers, booleans or null")
+            if isinstance(value, str) and len(value) > METADATA_VALUE_MAX:
+                raise serializers.ValidationError(f"{key}: string values must be at most {METADATA_VALUE_MAX} characters")
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+class ChecksumField(StrictCharField):
+    """64 hex characters; upper case is read as the same digest (as S2S does)."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not _HEX64.fullmatch(value):
+            raise serializers.ValidationError("must be exactly 64 hexadecimal characters")
+        return value.lower()
+
+
+class HostedPaymentCreateSerializer(serializers.Serializer):
+    merchantId = StrictCharField(max_length=50)
+    merchantTxnId = StrictCharField(max_length=MERCHANT_TXN_ID_MAX)
+    amount = PaiseField()
+    currency = serializers.ChoiceField(choices=["INR"], error_messages={"invalid_choice": "must be INR"})
+    returnUrl = ReturnUrlField(max_length=RETURN_URL_MAX)
+    customerName = StrictCharField(max_length=CUSTOMER_NAME_MAX, required=False, allow_blank=True, allow_null=True)
+    customerEmail = StrictCharField(max_length=CUSTOMER_EMAIL_MAX, required=False, allow_blank=True, allow_null=True)
+    customerPhone = StrictCharField(required=False, allow_blank=True, allow_null=True)
+    description = StrictCharField(max_length=DESCRIPTION_MAX, required=False, allow_blank=True, allow_null=True)
+    metadata = MetadataField(required=False, allow_null=True)
+    tokenId = StrictCharField(max_length=100, required=False, allow_null=True)
+    checksum = ChecksumField()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # udf1..udf20: accepted as for S2S (CONTRACT.md) and echoed in webhooks.
+        for key in UDF_KEYS:
+            self.fields[key] = StrictCharField(max_length=UDF_MAX, required=False, allow_blank=True, allow_null=True)
+
+    def validate_customerEmail(self, value):
+        # Blank means "not given": the official SDK always sends the key.
+        if value:
+            try:
+                EmailValidator()(value)
+            except DjangoValidationError:
+                raise serializers.ValidationError("must be a valid email address") from None
+        return value or ""
+
+    def validate_customerPhone(self, value):
+        if value and not _PHONE.fullmatch(value):
+            raise serializers.ValidationError("must be exactly 10 digits")
+        return value or ""
+
+    def validate_customerName(self, value):
+        return value or ""
+
+    def validate_description(self, value):
+        return value or ""
+
+    def validate(self, attrs):
+        attrs["udf"] = {key: attrs.pop(key) for key in UDF_KEYS if attrs.get(key) is not None}
+        for key in UDF_KEYS:
+            attrs.pop(key, None)
+        attrs["metadata"] = attrs.get("metadata") or {}
+        return attrs
+
+
+class EnquiryQuerySerializer(serializers.Serializer):
+    """GET /api/v2/payments?merchantId=..&merchantTxnId=.."""
+
+    merchantId = StrictCharField(max_length=50)
+    merchantTxnId = StrictCharField(max_length=100)
+
+
+class EnquiryBodySerializer(serializers.Serializer):
+    """POST /api/v2/payments/enquiry: the interface names the merchant `clientCode`, the
+    official SDK `merchantId`; either (or both, equal) is accepted. `checksum` and `timestamp`
+    are verified by the view when present."""
+
+    clientCode = StrictCharField(max_length=50, required=False)
+    merchantId = StrictCharField(max_length=50, required=False)
+    merchantTxnId = StrictCharField(max_length=100)
+    checksum = ChecksumField(required=False)
+
+    def validate(self, attrs):
+        codes = {attrs.get("clientCode"), attrs.get("merchantId")} - {None}
+        if not codes:
+            raise serializers.ValidationError({"clientCode": "clientCode (or merchantId) is required"})
+        if len(codes) > 1:
+            raise serializers.ValidationError({"clientCode": "clientCode and merchantId name different merchants"})
+        attrs["merchant_code"] = codes.pop()
+        return attrs

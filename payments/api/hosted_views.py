@@ -1,0 +1,103 @@
+"""The hosted-checkout API: create a session, and the two enquiry forms. One view per path;
+each validates, checks signatures through gateway.signing, then calls one service."""
+from __future__ import annotations
+
+from datetime import timezone as dt_timezone
+
+from rest_framework.response import Response
+
+from gateway.api import GatewayAPIView
+from gateway.auth import ensure_same_merchant
+from gateway.errors import ValidationError
+from gateway.signing import verify_checksum, verify_timestamp
+from payments.api.hosted_serializers import (
+    EnquiryBodySerializer,
+    EnquiryQuerySerializer,
+    HostedPaymentCreateSerializer,
+)
+from payments.selectors import payment_get_for_merchant
+from payments.services.enquiry import enquiry_body_form, enquiry_transaction
+from payments.services.hosted import hosted_payment_create
+
+
+def _json_object(request) -> dict:
+    if not isinstance(request.data, dict):
+        raise ValidationError("the request body must be a JSON object", field="body")
+    return request.data
+
+
+def _ensure_claimed_merchant(request, data: dict, *names: str) -> None:
+    """Authorisation before validation: a merchant code in the body or query that names
+    another merchant than the API key's is UNAUTHORIZED, whatever else is wrong. A missing or
+    malformed one is left to the serializer (VALIDATION_ERROR)."""
+    for name in names:
+        if isinstance(data.get(name), str):
+            ensure_same_merchant(request.user, data[name])
+
+
+def _iso_utc(value) -> str:
+    return value.astimezone(dt_timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class HostedPaymentsView(GatewayAPIView):
+    """POST: create a checkout session. GET: enquiry by merchantId and merchantTxnId."""
+
+    def post(self, request):
+        merchant = request.user
+        data = _json_object(request)
+        _ensure_claimed_merchant(request, data, "merchantId")
+        serializer = HostedPaymentCreateSerializer(data=data)
+        serializer.is_valid(raise_exception=True)
+        fields = serializer.validated_data
+        ensure_same_merchant(merchant, fields["merchantId"])
+        timestamp = verify_timestamp(data.get("timestamp"))
+        verify_checksum(merchant.secret_key, fields["checksum"], fields["merchantId"], fields["merchantTxnId"],
+                        fields["amount"], fields["currency"], timestamp)
+        if fields.get("tokenId") is not None:
+            # Paying with a saved token arrives with the tokenisation beta.
+            raise ValidationError("unknown token", field="tokenId")
+        session = hosted_payment_create(
+            merchant=merchant, merchant_txn_id=fields["merchantTxnId"], amount=fields["amount"],
+            currency=fields["currency"], return_url=fields["returnUrl"],
+            customer_name=fields.get("customerName", ""), customer_email=fields.get("customerEmail", ""),
+            customer_phone=fields.get("customerPhone", ""), description=fields.get("description", ""),
+            metadata=fields["metadata"], udf=fields["udf"],
+        )
+        payment = session.payment
+        return Response({
+            "status": payment.status,
+            "sabpaisaTxnId": payment.sabpaisa_txn_id,
+            "paymentId": payment.payment_id,
+            "checkoutUrl": session.checkout_url,
+            "clientSecret": session.client_secret,
+            "expiresAt": _iso_utc(payment.expires_at),
+        })
+
+    def get(self, request):
+        query = request.query_params.dict()
+        _ensure_claimed_merchant(request, query, "merchantId")
+        serializer = EnquiryQuerySerializer(data=query)
+        serializer.is_valid(raise_exception=True)
+        ensure_same_merchant(request.user, serializer.validated_data["merchantId"])
+        payment = payment_get_for_merchant(merchant=request.user,
+                                           merchant_txn_id=serializer.validated_data["merchantTxnId"])
+        return Response(enquiry_transaction(payment))
+
+
+class PaymentEnquiryView(GatewayAPIView):
+    """POST /api/v2/payments/enquiry: {clientCode or merchantId, merchantTxnId}, optionally
+    signed with checksum + timestamp over merchantId|merchantTxnId|0|INR|timestamp."""
+
+    def post(self, request):
+        data = _json_object(request)
+        _ensure_claimed_merchant(request, data, "clientCode", "merchantId")
+        serializer = EnquiryBodySerializer(data=data)
+        serializer.is_valid(raise_exception=True)
+        fields = serializer.validated_data
+        ensure_same_merchant(request.user, fields["merchant_code"])
+        if "checksum" in data or "timestamp" in data:
+            timestamp = verify_timestamp(data.get("timestamp"))
+            verify_checksum(request.user.secret_key, fields.get("checksum"), fields["merchant_code"],
+                            fields["merchantTxnId"], 0, "INR", timestamp)
+        payment = payment_get_for_merchant(merchant=request.user, merchant_txn_id=fields["merchantTxnId"])
+        return Response(enquiry_body_form(payment))

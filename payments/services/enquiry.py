@@ -1,0 +1,41 @@
+"""What both enquiry forms return about a payment (docs/hosted-checkout.md, "Enquiry").
+
+Units: `amount` and `amountPaise` are integer paise; `paidAmount` is a number of RUPEES, the one
+place the interface puts rupees in a JSON field (STYLE.md), converted by gateway.money.
+"""
+from __future__ import annotations
+
+from gateway.money import rupees_number
+from payments.models import Payment
+
+
+def enquiry_payment_mode(payment: Payment) -> str | None:
+    """The method the customer paid with: the hosted method, UPI for S2S (UPI_QR and
+    UPI_INTENT are both UPI), or None while no method has been chosen."""
+    if payment.payment_mode:
+        return payment.payment_mode
+    if payment.s2s_mode:
+        return Payment.Mode.UPI.value
+    return None
+
+
+def enquiry_transaction(payment: Payment) -> dict:
+    """The interface's Transaction (GET /api/v2/payments), plus bankRrn. PROCESSING reads
+    PENDING: the interface's enquiry enum has no PROCESSING."""
+    return {
+        "sabpaisaTxnId": payment.sabpaisa_txn_id,
+        "merchantTxnId": payment.merchant_txn_id,
+        "status": str(payment.enquiry_status),
+        "amount": payment.amount,
+        "paidAmount": rupees_number(payment.paid_amount or 0),
+        "paymentMode": enquiry_payment_mode(payment),
+        "customerName": payment.customer_name,
+        "customerEmail": payment.customer_email,
+        "bankRrn": payment.bank_rrn or None,
+    }
+
+
+def enquiry_body_form(payment: Payment) -> dict:
+    """POST /api/v2/payments/enquiry: the Transaction and the body form's own fields
+    (amountPaise, paymentMode, bankRrn), so a client written against either form works."""
+    return {**enquiry_transaction(payment), "amountPaise": payment.amount}

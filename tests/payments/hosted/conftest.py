@@ -1,0 +1,156 @@
+"""Fixtures of the hosted-checkout tests: signed session requests, sessions made through the
+API, and one real Chromium (Playwright) shared by the whole run."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import os
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from tests.support.factories import TestMerchant, make_merchant, now
+
+URL = "/api/v2/payments"
+RETURN_URL = "http://merchant.test/shop/return"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 800}
+ARTIFACTS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "artifacts")
+
+_txn = itertools.count(1)
+
+
+def session_body(tm: TestMerchant, **overrides) -> dict:
+    """A valid session request of `tm` with `overrides` applied; the checksum is computed over
+    the result unless `checksum=` is given. A value of `...` drops the field."""
+    body = {
+        "merchantId": tm.code,
+        "merchantTxnId": f"ORD-{next(_txn)}-{now()}",
+        "amount": 149900,
+        "currency": "INR",
+        "returnUrl": RETURN_URL,
+        "customerName": "Asha Rao",
+        "customerEmail": "asha@example.com",
+        "customerPhone": "9876543210",
+        "description": "Masala chai sampler, 3 x 250 g",
+        "timestamp": now(),
+    }
+    body.update({k: v for k, v in overrides.items() if k != "checksum"})
+    body = {k: v for k, v in body.items() if v is not ...}
+    if "checksum" in overrides:
+        if overrides["checksum"] is not ...:
+            body["checksum"] = overrides["checksum"]
+    else:
+        body["checksum"] = tm.checksum(body.get("merchantId"), body.get("merchantTxnId"), body.get("amount"),
+                                       body.get("currency"), body.get("timestamp"))
+    return body
+
+
+def independent_return_signature(secret_key: str, query: str) -> str:
+    """The return-redirect signature written from CONTRACT.md alone (not gateway.signing): the
+    parameters as a merchant's framework decodes them, every one but `signature`, as key=value
+    sorted by key and joined with '|', HMAC-SHA256 with the secret key, lowercase hex."""
+    params = dict(parse_qsl(query, keep_blank_values=True))
+    params.pop("signature", None)
+    message = "|".join(f"{key}={params[key]}" for key in sorted(params))
+    return hmac.new(secret_key.encode("utf-8"), message.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def return_query(url: str) -> dict:
+    return dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
+
+
+@pytest.fixture
+def shop(db) -> TestMerchant:
+    return make_merchant(name="Chai Point Stores")
+
+
+@pytest.fixture
+def create_session(api):
+    """create_session(tm, **overrides) -> the JSON of a successful POST /api/v2/payments."""
+
+    def _create(tm: TestMerchant, **overrides) -> dict:
+        response = api.post(URL, session_body(tm, **overrides), format="json", HTTP_X_API_KEY=tm.api_key)
+        assert response.status_code == 200, response.content
+        return response.json()
+
+    return _create
+
+
+# --- the browser ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def browser():
+    """One Chromium for the whole run (never `playwright install`: the system's Chromium)."""
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a
+    # thread with a running loop unless told that this is deliberate.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            yield chromium
+            chromium.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def merchant_site():
+    """The merchant's own web server (a real one on loopback), where returnUrl points."""
+    from tests.support.receiver import Receiver, Reply
+
+    thanks = Reply(status=200, body="<!doctype html><title>Merchant</title><p>Thank you</p>",
+                   headers={"Content-Type": "text/html"})
+    with Receiver(default=thanks) as site:
+        yield site
+
+
+@pytest.fixture
+def checkout(browser, live_server, settings):
+    """A fresh browser context (cookies and all) at phone size, on the live server."""
+    settings.GATEWAY_PUBLIC_URL = live_server.url
+    context = browser.new_context(viewport=PHONE)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def start(checkout, create_session, shop, merchant_site):
+    """start(**overrides) -> the session: created by the merchant (returnUrl on its own server)
+    and opened in the browser, as the merchant's redirect would."""
+
+    def _start(**overrides) -> dict:
+        overrides.setdefault("returnUrl", merchant_site.url("/shop/return"))
+        session = create_session(shop, **overrides)
+        open_checkout(checkout, session)
+        return session
+
+    return _start
+
+
+def open_checkout(page, session: dict) -> None:
+    """What the merchant does: send the customer to checkoutUrl?clientSecret=..."""
+    page.goto(f"{session['checkoutUrl']}?clientSecret={session['clientSecret']}")
+
+
+def wait_for_return(page, site) -> dict:
+    """Wait until the browser has landed on the merchant's site; its query parameters."""
+    prefix = site.url("/shop/return") + "?"
+    page.wait_for_url(lambda url: url.startswith(prefix))
+    return return_query(page.url)
+
+
+def submit(page, method: str) -> None:
+    """Press the one submit button of the open method's form."""
+    page.locator(f"details:has([data-method={method}]) .method-body button[type=submit]").click()

@@ -1,0 +1,159 @@
+"""The checkout pages without a browser: access, CSP, CSRF, production, what pages never show."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from payments.models import Payment
+from tests.payments.hosted.conftest import session_body
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def session(create_session, shop):
+    return create_session(shop)
+
+
+def enter(client, session):
+    return client.get(f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}")
+
+
+def test_a_valid_client_secret_opens_the_page_and_leaves_it_out_of_the_address(client, session):
+    response = enter(client, session)
+    assert response.status_code == 303
+    assert response["Location"] == f"/checkout/{session['paymentId']}"
+    page = client.get(response["Location"])
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Chai Point Stores" in html and "₹1,499.00" in html and "Masala chai sampler" in html
+    assert session["clientSecret"] not in html
+    for method in ("UPI", "CARD", "NB", "WALLET", "NEFT", "RTGS", "CHALLAN"):
+        assert html.count(f'data-method="{method}"') == 1
+
+
+@pytest.mark.parametrize("secret", ["", "wrong", None])
+def test_without_a_valid_client_secret_nothing_of_the_payment_is_shown(client, session, secret):
+    url = f"/checkout/{session['paymentId']}" + ("" if secret is None else f"?clientSecret={secret}")
+    response = client.get(url)
+    assert response.status_code == 404
+    assert response.json()["errorCode"] == "NOT_FOUND"
+    assert b"Chai" not in response.content and b"1,499" not in response.content
+
+
+def test_the_secret_of_one_session_does_not_open_another(client, create_session, shop):
+    first, second = create_session(shop), create_session(shop)
+    response = client.get(f"/checkout/{second['paymentId']}?clientSecret={first['clientSecret']}")
+    assert response.status_code == 404
+    enter(client, first)
+    assert client.get(f"/checkout/{second['paymentId']}").status_code == 404
+
+
+def test_access_is_per_browser_session(client, session):
+    enter(client, session)
+    assert Client().get(f"/checkout/{session['paymentId']}").status_code == 404
+
+
+def test_guessing_client_secrets_is_limited_per_address(client, session):
+    from payments.checkout.views import BAD_SECRET_LIMIT
+
+    for attempt in range(BAD_SECRET_LIMIT):
+        assert client.get(f"/checkout/{session['paymentId']}?clientSecret=guess{attempt}").status_code == 404
+    response = enter(client, session)  # even the right one, until the window passes
+    assert response.status_code == 429
+    assert response.json()["errorCode"] == "RATE_LIMITED" and int(response["Retry-After"]) > 0
+    other_address = Client(REMOTE_ADDR="10.1.2.3")
+    assert enter(other_address, session).status_code == 303
+
+
+def test_pages_carry_the_content_security_policy_and_no_inline_code(client, session):
+    enter(client, session)
+    response = client.get(f"/checkout/{session['paymentId']}")
+    policy = response["Content-Security-Policy"]
+    assert "default-src 'self'" in policy and "script-src 'self'" in policy and "style-src 'self'" in policy
+    assert "frame-ancestors 'none'" in policy
+    html = response.content.decode()
+    assert not re.search(r"<style", html)
+    assert not re.search(r"\sstyle=", html)
+    assert not re.search(r"<script(?![^>]*\ssrc=)", html)
+    assert not re.search(r"\son[a-z]+=", html)
+    assert not re.search(r"(src|href)=\"https?://", html)  # nothing external
+    assert response["Cache-Control"].startswith("max-age=0") or "no-cache" in response["Cache-Control"]
+
+
+def test_api_responses_do_not_get_the_checkout_policy(api, shop):
+    response = api.post("/api/v2/payments", session_body(shop), format="json", HTTP_X_API_KEY=shop.api_key)
+    assert "Content-Security-Policy" not in response
+
+
+def test_forms_are_protected_against_csrf(session):
+    browser = Client(enforce_csrf_checks=True)
+    enter(browser, session)
+    response = browser.post(f"/checkout/{session['paymentId']}/cancel")
+    assert response.status_code == 400 or response.status_code == 403
+    assert Payment.objects.get(payment_id=session["paymentId"]).status == "PENDING"
+    page = browser.get(f"/checkout/{session['paymentId']}").content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    response = browser.post(f"/checkout/{session['paymentId']}/cancel", {"csrfmiddlewaretoken": token})
+    assert response.status_code == 303
+    assert Payment.objects.get(payment_id=session["paymentId"]).status == "FAILED"
+
+
+def test_card_details_are_never_shown_again_nor_stored(client, session):
+    enter(client, session)
+    number, cvv = "4111111111111112", "987"  # fails the Luhn check
+    response = client.post(f"/checkout/{session['paymentId']}/card",
+                           {"card_number": number, "card_expiry": "12/39", "card_cvv": cvv})
+    html = response.content.decode()
+    assert response.status_code == 200 and "not valid" in html
+    assert number not in html and "4111 1111 1111 1112" not in html and "12/39" not in html
+    assert 'value="987"' not in html
+    payment = Payment.objects.get(payment_id=session["paymentId"])
+    assert payment.status == "PENDING"
+
+    response = client.post(f"/checkout/{session['paymentId']}/card",
+                           {"card_number": "4111 1111 1111 1111", "card_expiry": "12/39", "card_cvv": "987"})
+    assert response.status_code == 303
+    payment.refresh_from_db()
+    assert (payment.status, payment.card_last4, payment.card_network, payment.card_issuer) == (
+        "PROCESSING", "1111", "VISA", "Sandbox Bank of India")
+    from django.contrib.sessions.models import Session
+
+    row = Payment.objects.filter(pk=payment.pk).values().get()
+    for random_field in ("client_secret_hash", "sabpaisa_txn_id", "payment_id"):
+        row.pop(random_field)
+    stored = " ".join([str(row), str(list(payment.events.values("detail"))),
+                       *(str(s.get_decoded()) for s in Session.objects.all())])
+    assert "4111111111111111" not in stored and "4111 1111" not in stored
+    assert not re.search(r"(?<![A-Za-z0-9])987(?![A-Za-z0-9])", stored)
+    challenge = client.get(response["Location"]).content.decode()
+    assert "4111111111111111" not in challenge and "ending 1111" in challenge
+
+
+def test_save_card_consent_is_offered_in_staging_only(client, session, settings):
+    enter(client, session)
+    assert 'name="save_card"' in client.get(f"/checkout/{session['paymentId']}").content.decode()
+    settings.IS_PRODUCTION = True
+    assert 'name="save_card"' not in client.get(f"/checkout/{session['paymentId']}").content.decode()
+
+
+def test_sandbox_pages_are_not_found_in_production(client, session, settings):
+    enter(client, session)
+    client.post(f"/checkout/{session['paymentId']}/netbanking", {"bank": "HDFC"})
+    settings.IS_PRODUCTION = True
+    assert client.get(f"/sandbox/bank/{session['paymentId']}").status_code == 404
+    assert client.get("/sandbox/transfers").status_code == 404
+    # The customer waits on the status page instead of the sandbox bank.
+    assert client.get(f"/checkout/{session['paymentId']}")["Location"].endswith("/status")
+
+
+def test_final_payment_sends_the_customer_back_with_a_recorded_redirect(client, session):
+    enter(client, session)
+    response = client.post(f"/checkout/{session['paymentId']}/cancel")
+    assert response.status_code == 303 and response["Location"].startswith("http://merchant.test/shop/return?")
+    again = client.get(f"/checkout/{session['paymentId']}")
+    assert again.status_code == 303 and "status=FAILED" in again["Location"]
+    payment = Payment.objects.get(payment_id=session["paymentId"])
+    assert payment.events.filter(kind="redirect").count() == 2
