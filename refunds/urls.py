@@ -5,5 +5,5 @@ from refunds.api.views import RefundDetailView, RefundsView
 
 urlpatterns = [
     path("api/v2/refunds", RefundsView.as_view(), name="refunds"),
-    path("api/v2/refunds/<str:refund_id>", RefundDetailView.as_view(), name="refund-detail"),
+    path("api/v2/refunds/<str:refundId>", RefundDetailView.as_view(), name="refund-detail"),
 ]

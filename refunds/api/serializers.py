@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from refunds.models import REFUND_ID_MAX_LENGTH
@@ -38,6 +40,7 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+@extend_schema_field(OpenApiTypes.INT64)
 class PaiseField(serializers.Field):
     """A positive JSON integer of paise. The upper bound is the payment's remaining amount,
     which the service checks under the payment's lock."""
@@ -56,8 +59,9 @@ class PaiseField(serializers.Field):
         return value
 
 
+@extend_schema_field(OpenApiTypes.INT64)
 class RawField(serializers.Field):
-    """Passed through as sent (timestamp: gateway.signing.verify_timestamp judges it)."""
+    """A timestamp, passed through as sent: gateway.signing.verify_timestamp judges it."""
 
     def to_internal_value(self, data):
         return data
@@ -122,3 +126,44 @@ class RefundGetQuerySerializer(serializers.Serializer):
     merchantId = StrictCharField(max_length=MERCHANT_ID_MAX, required=False)
     checksum = StrictCharField(max_length=128, required=False)
     timestamp = RawField(required=False)
+
+
+# Response shapes, for the OpenAPI document only (refunds.payloads builds the responses).
+
+class RefundRecordSerializer(serializers.Serializer):
+    refundId = serializers.CharField(help_text="the merchant's refundId, or a generated 'rfnd_...'")
+    merchantId = serializers.CharField()
+    sabpaisaTxnId = serializers.CharField()
+    paymentId = serializers.CharField()
+    merchantTxnId = serializers.CharField()
+    refundAmount = serializers.IntegerField(help_text="paise")
+    currency = serializers.CharField()
+    status = serializers.CharField(help_text="PENDING, PROCESSED or FAILED (docs/refunds.md)")
+    reason = serializers.CharField(allow_null=True)
+    paymentMode = serializers.CharField(allow_null=True, help_text="the payment's method: the refund goes back by it")
+    refundMethod = serializers.CharField(allow_null=True, help_text="e.g. 'original card ****1234'")
+    bankRefundReference = serializers.CharField(allow_null=True, help_text="set when PROCESSED")
+    failureReason = serializers.CharField(allow_null=True, help_text="set when FAILED")
+    createdAt = serializers.DateTimeField()
+    processedAt = serializers.DateTimeField(allow_null=True)
+    failedAt = serializers.DateTimeField(allow_null=True)
+
+
+class RefundResponseSerializer(RefundRecordSerializer):
+    success = serializers.BooleanField(default=True)
+
+
+class RefundCreatedSerializer(RefundResponseSerializer):
+    message = serializers.CharField(default="refund initiated")
+
+
+class RefundListSerializer(serializers.Serializer):
+    success = serializers.BooleanField(default=True)
+    sabpaisaTxnId = serializers.CharField()
+    merchantTxnId = serializers.CharField()
+    paidAmount = serializers.IntegerField(help_text="paise; 0 unless the payment is SUCCESS")
+    refundedAmount = serializers.IntegerField(help_text="paise, sum of PROCESSED refunds")
+    refundPendingAmount = serializers.IntegerField(help_text="paise, sum of PENDING refunds")
+    refundableAmount = serializers.IntegerField(help_text="paise still refundable")
+    count = serializers.IntegerField()
+    refunds = RefundRecordSerializer(many=True)

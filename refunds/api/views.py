@@ -2,20 +2,25 @@
 selector or service; the rules live in refunds.services."""
 from __future__ import annotations
 
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from gateway.api import GatewayAPIView
 from gateway.auth import ensure_same_merchant
 from gateway.errors import NotFound
+from gateway.schema import error_responses
 from gateway.signing import verify_checksum, verify_timestamp
 from payments.models import Payment
 from payments.services.idempotency import HEADER as IDEMPOTENCY_HEADER
 from payments.services.idempotency import idempotency_key_clean
 from refunds import selectors, services
 from refunds.api.serializers import (
+    RefundCreatedSerializer,
     RefundCreateSerializer,
     RefundGetQuerySerializer,
     RefundListQuerySerializer,
+    RefundListSerializer,
+    RefundResponseSerializer,
     is_refund_id,
 )
 from refunds.payloads import refund_record
@@ -40,6 +45,13 @@ def _validated(serializer_class, data):
 class RefundsView(GatewayAPIView):
     """POST /api/v2/refunds creates a refund; GET /api/v2/refunds lists a payment's refunds."""
 
+    @extend_schema(
+        operation_id="refund_create", summary="Create a refund", request=RefundCreateSerializer,
+        parameters=[OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
+                                     description="retry safely: the same key and body replay the first answer")],
+        responses={200: RefundCreatedSerializer, **error_responses(400, 401, 404, 429)},
+        description="REFUND_NOT_ALLOWED (payment not SUCCESS), REFUND_AMOUNT_EXCEEDED, IDEMPOTENCY_MISMATCH "
+                    "and VALIDATION_ERROR are 400s. See docs/refunds.md.")
     def post(self, request):
         key = idempotency_key_clean(request.headers.get(IDEMPOTENCY_HEADER))
         data = _validated(RefundCreateSerializer, request.data)
@@ -53,6 +65,12 @@ class RefundsView(GatewayAPIView):
         headers = {"Idempotent-Replayed": "true"} if outcome.replayed else None
         return Response(outcome.body, status=outcome.status, headers=headers)
 
+    @extend_schema(
+        operation_id="refund_list", summary="List the refunds of a transaction",
+        parameters=[OpenApiParameter("merchantId", str, required=True),
+                    OpenApiParameter("sabpaisaTxnId", str, required=True,
+                                     description="transactionId is accepted as an alias")],
+        responses={200: RefundListSerializer, **error_responses(400, 401, 404, 429)})
     def get(self, request):
         data = _validated(RefundListQuerySerializer, request.query_params.dict())
         merchant = request.user
@@ -75,7 +93,15 @@ class RefundsView(GatewayAPIView):
 class RefundDetailView(GatewayAPIView):
     """GET /api/v2/refunds/{refundId}."""
 
-    def get(self, request, refund_id: str):
+    @extend_schema(
+        operation_id="refund_get", summary="Get a refund",
+        parameters=[OpenApiParameter("merchantId", str, required=False),
+                    OpenApiParameter("timestamp", int, required=False),
+                    OpenApiParameter("checksum", str, required=False,
+                                     description="HMAC-SHA256 of merchantId|refundId|timestamp, verified when sent")],
+        responses={200: RefundResponseSerializer, **error_responses(400, 401, 404, 429)})
+    def get(self, request, refundId: str):  # noqa: N803 - the interface's name for the path parameter
+        refund_id = refundId
         data = _validated(RefundGetQuerySerializer, request.query_params.dict())
         merchant = request.user
         if data.get("merchantId") is not None:

@@ -136,3 +136,9 @@ class TestAnotherMerchant:
         response = post_refund(refund_body(other_merchant, theirs, refundAmount=100, refundId="R-1"), as_=other_merchant)
         assert response.status_code == 200
         assert Refund.objects.filter(refund_id="R-1").count() == 2
+
+
+def test_refund_endpoints_are_in_the_openapi_document(client):
+    schema = client.get("/api/schema/?format=json").json()
+    assert {"post", "get"} <= set(schema["paths"]["/api/v2/refunds"])
+    assert "get" in schema["paths"]["/api/v2/refunds/{refundId}"]
