@@ -57,6 +57,17 @@ def test_screenshots_of_the_challan_and_the_sandbox_bank(checkout, start):
     submit(page, "NB")
     page.wait_for_selector("[data-decision=approve]")
     shoot(page, "checkout-phone-sandbox-bank")
+    start()
+    page.click("[data-method=UPI]")
+    page.click("text=I have scanned the code")
+    page.wait_for_selector("img.qr-large")
+    shoot(page, "checkout-phone-upi-scan")
+    start()
+    page.click("[data-method=UPI]")
+    page.fill("input[name=vpa]", "timeout@sandbox")
+    submit(page, "UPI")
+    page.wait_for_selector(".spinner")
+    shoot(page, "checkout-phone-upi-waiting")
 
 
 def test_the_whole_payment_can_be_made_with_the_keyboard(checkout, start, merchant_site):
