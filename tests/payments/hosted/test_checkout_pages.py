@@ -157,3 +157,16 @@ def test_final_payment_sends_the_customer_back_with_a_recorded_redirect(client, 
     assert again.status_code == 303 and "status=FAILED" in again["Location"]
     payment = Payment.objects.get(payment_id=session["paymentId"])
     assert payment.events.filter(kind="redirect").count() == 2
+
+
+def test_staff_can_read_payments_in_the_admin_but_not_change_them(admin_client, session):
+    payment = Payment.objects.get(payment_id=session["paymentId"])
+    listing = admin_client.get("/admin/payments/payment/")
+    assert listing.status_code == 200 and payment.sabpaisa_txn_id in listing.content.decode()
+    detail = admin_client.get(f"/admin/payments/payment/{payment.pk}/change/")
+    assert detail.status_code == 200
+    assert payment.client_secret_hash not in detail.content.decode()
+    admin_client.post(f"/admin/payments/payment/{payment.pk}/change/", {"status": "SUCCESS"})
+    payment.refresh_from_db()
+    assert payment.status == "PENDING"
+    assert admin_client.get("/admin/payments/payment/add/").status_code in (401, 403)
