@@ -11,6 +11,8 @@ import re
 
 from django.core.validators import EmailValidator, URLValidator
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from payments.payloads import UDF_KEYS
@@ -30,28 +32,32 @@ METADATA_VALUE_MAX = 500
 UDF_MAX = 255
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_BUT_LINE_BREAKS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _PHONE = re.compile(r"\d{10}")
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 class StrictCharField(serializers.CharField):
     """A CharField that accepts only JSON strings and never trims: what the merchant sent is
-    what we store and sign."""
+    what we store and sign. Control characters are refused; free text (`allow_line_breaks`)
+    may carry tabs and line breaks, as in S2S."""
 
     default_error_messages = {"invalid": "must be a string", "control": "must not contain control characters"}
 
-    def __init__(self, **kwargs):
+    def __init__(self, *, allow_line_breaks: bool = False, **kwargs):
         kwargs.setdefault("trim_whitespace", False)
+        self.control = _CONTROL_BUT_LINE_BREAKS if allow_line_breaks else _CONTROL
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid")
-        if _CONTROL.search(data):
+        if self.control.search(data):
             self.fail("control")
         return super().to_internal_value(data)
 
 
+@extend_schema_field(OpenApiTypes.INT)
 class PaiseField(serializers.Field):
     """A JSON integer (not a string, float or boolean) of paise within the bounds."""
 
@@ -86,6 +92,7 @@ class ReturnUrlField(StrictCharField):
         return value
 
 
+@extend_schema_field(OpenApiTypes.OBJECT)
 class MetadataField(serializers.Field):
     """A flat JSON object: at most 50 keys of at most 40 characters; values are strings of at
     most 500 characters, numbers, booleans or null."""
@@ -102,6 +109,8 @@ class MetadataField(serializers.Field):
                 raise serializers.ValidationError(f"{key}: values must be strings, numbers, booleans or null")
             if isinstance(value, str) and len(value) > METADATA_VALUE_MAX:
                 raise serializers.ValidationError(f"{key}: string values must be at most {METADATA_VALUE_MAX} characters")
+            if isinstance(value, str) and _CONTROL_BUT_LINE_BREAKS.search(value) or _CONTROL.search(key):
+                raise serializers.ValidationError(f"{key!r}: must not contain control characters")
         return data
 
     def to_representation(self, value):
@@ -127,7 +136,8 @@ class HostedPaymentCreateSerializer(serializers.Serializer):
     customerName = StrictCharField(max_length=CUSTOMER_NAME_MAX, required=False, allow_blank=True, allow_null=True)
     customerEmail = StrictCharField(max_length=CUSTOMER_EMAIL_MAX, required=False, allow_blank=True, allow_null=True)
     customerPhone = StrictCharField(required=False, allow_blank=True, allow_null=True)
-    description = StrictCharField(max_length=DESCRIPTION_MAX, required=False, allow_blank=True, allow_null=True)
+    description = StrictCharField(max_length=DESCRIPTION_MAX, required=False, allow_blank=True, allow_null=True,
+                                  allow_line_breaks=True)
     metadata = MetadataField(required=False, allow_null=True)
     tokenId = StrictCharField(max_length=100, required=False, allow_null=True)
     checksum = ChecksumField()
@@ -136,7 +146,8 @@ class HostedPaymentCreateSerializer(serializers.Serializer):
         super().__init__(*args, **kwargs)
         # udf1..udf20: accepted as for S2S (CONTRACT.md) and echoed in webhooks.
         for key in UDF_KEYS:
-            self.fields[key] = StrictCharField(max_length=UDF_MAX, required=False, allow_blank=True, allow_null=True)
+            self.fields[key] = StrictCharField(max_length=UDF_MAX, required=False, allow_blank=True, allow_null=True,
+                                               allow_line_breaks=True)
 
     def validate_customerEmail(self, value):
         # Blank means "not given": the official SDK always sends the key.
@@ -191,3 +202,41 @@ class EnquiryBodySerializer(serializers.Serializer):
             raise serializers.ValidationError({"clientCode": "clientCode and merchantId name different merchants"})
         attrs["merchant_code"] = codes.pop()
         return attrs
+
+
+# --- for the OpenAPI document only ---------------------------------------------------------------
+
+class HostedPaymentRequestSchema(HostedPaymentCreateSerializer):
+    timestamp = serializers.IntegerField(help_text="Unix seconds; at most 5 minutes old. Missing or in the "
+                                                   "future: INVALID_TIMESTAMP; older: REQUEST_EXPIRED.")
+
+
+class HostedSessionResponseSchema(serializers.Serializer):
+    status = serializers.CharField(help_text="PENDING")
+    sabpaisaTxnId = serializers.CharField()
+    paymentId = serializers.CharField()
+    checkoutUrl = serializers.URLField(help_text="No query string: send the customer to "
+                                                 "checkoutUrl?clientSecret=<clientSecret>.")
+    clientSecret = serializers.CharField(help_text="URL-safe; returned only here, stored only as a hash.")
+    expiresAt = serializers.DateTimeField(help_text="ISO 8601, UTC; CHECKOUT_SESSION_TTL_SECONDS after creation.")
+
+
+class TransactionSchema(serializers.Serializer):
+    sabpaisaTxnId = serializers.CharField()
+    merchantTxnId = serializers.CharField()
+    status = serializers.CharField(help_text="SUCCESS, FAILED, PENDING or EXPIRED (PROCESSING reads PENDING)")
+    amount = serializers.IntegerField(help_text="paise")
+    paidAmount = serializers.FloatField(help_text="RUPEES (the one field in rupees); 0 when unpaid")
+    paymentMode = serializers.CharField(allow_null=True, help_text="UPI, CARD, NB, WALLET, NEFT, RTGS, CHALLAN; "
+                                                                   "null before a method is chosen")
+    customerName = serializers.CharField()
+    customerEmail = serializers.CharField()
+    bankRrn = serializers.CharField(allow_null=True, help_text="bank reference; set on SUCCESS")
+
+
+class EnquiryBodyResponseSchema(TransactionSchema):
+    amountPaise = serializers.IntegerField(help_text="paise (the same as amount)")
+
+
+class EnquiryBodyRequestSchema(EnquiryBodySerializer):
+    timestamp = serializers.IntegerField(required=False, help_text="with checksum: Unix seconds")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timezone as dt_timezone
 
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from gateway.api import GatewayAPIView
@@ -11,9 +12,14 @@ from gateway.auth import ensure_same_merchant
 from gateway.errors import ValidationError
 from gateway.signing import verify_checksum, verify_timestamp
 from payments.api.hosted_serializers import (
+    EnquiryBodyRequestSchema,
+    EnquiryBodyResponseSchema,
     EnquiryBodySerializer,
     EnquiryQuerySerializer,
     HostedPaymentCreateSerializer,
+    HostedPaymentRequestSchema,
+    HostedSessionResponseSchema,
+    TransactionSchema,
 )
 from payments.selectors import payment_get_for_merchant
 from payments.services.enquiry import enquiry_body_form, enquiry_transaction
@@ -42,6 +48,13 @@ def _iso_utc(value) -> str:
 class HostedPaymentsView(GatewayAPIView):
     """POST: create a checkout session. GET: enquiry by merchantId and merchantTxnId."""
 
+    @extend_schema(
+        operation_id="hosted_payment_create", request=HostedPaymentRequestSchema,
+        responses={200: HostedSessionResponseSchema},
+        parameters=[OpenApiParameter("X-Merchant-Id", str, OpenApiParameter.HEADER, required=False,
+                                     description="Optional; must be the API key's merchant when sent.")],
+        description="Open a hosted checkout session (docs/hosted-checkout.md). Amounts are integer paise.",
+    )
     def post(self, request):
         merchant = request.user
         data = _json_object(request)
@@ -73,6 +86,12 @@ class HostedPaymentsView(GatewayAPIView):
             "expiresAt": _iso_utc(payment.expires_at),
         })
 
+    @extend_schema(
+        operation_id="payment_enquiry", responses={200: TransactionSchema},
+        parameters=[OpenApiParameter("merchantId", str, required=True),
+                    OpenApiParameter("merchantTxnId", str, required=True)],
+        description="Enquiry by merchantTxnId, payments of both flows. amount is paise, paidAmount rupees.",
+    )
     def get(self, request):
         query = request.query_params.dict()
         _ensure_claimed_merchant(request, query, "merchantId")
@@ -88,6 +107,12 @@ class PaymentEnquiryView(GatewayAPIView):
     """POST /api/v2/payments/enquiry: {clientCode or merchantId, merchantTxnId}, optionally
     signed with checksum + timestamp over merchantId|merchantTxnId|0|INR|timestamp."""
 
+    @extend_schema(
+        operation_id="payment_enquiry_body", request=EnquiryBodyRequestSchema,
+        responses={200: EnquiryBodyResponseSchema},
+        description="Enquiry, body form: clientCode or merchantId; checksum and timestamp verified when "
+                    "present (merchantId|merchantTxnId|0|INR|timestamp).",
+    )
     def post(self, request):
         data = _json_object(request)
         _ensure_claimed_merchant(request, data, "clientCode", "merchantId")

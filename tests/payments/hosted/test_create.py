@@ -116,6 +116,9 @@ def test_each_required_field_is_required(api, shop, field):
     ("metadata", {"long": "v" * 501}),
     ("udf1", "u" * 256),
     ("udf20", 7),
+    ("udf2", "nul\x00byte"),
+    ("description", "bell\x07"),
+    ("metadata", {"k": "esc\x1b"}),
     ("checksum", "abc"),
     ("checksum", "g" * 64),
     ("checksum", 12345),
@@ -130,6 +133,7 @@ def test_a_value_violating_its_constraint_is_a_validation_error_naming_the_field
     ("amount", 100), ("amount", 100_000_000), ("merchantTxnId", "T" * 50), ("merchantTxnId", "TXNORD 1T1795272864"),
     ("customerEmail", ""), ("customerPhone", ""), ("customerName", ""), ("description", "d" * 500),
     ("metadata", {f"k{i}": "v" for i in range(50)}), ("udf5", "u" * 255), ("returnUrl", "http://localhost:8000/r?x=1"),
+    ("description", "line one\nline two\ttabbed"), ("udf3", "a\r\nb"),
     ("customerEmail", ...), ("customerPhone", ...), ("description", ...), ("metadata", None),
 ])
 def test_values_at_the_bounds_are_accepted(api, shop, field, value):
@@ -218,3 +222,13 @@ def test_creation_records_the_expiry_to_run_at_expires_at(api, shop, django_capt
 def test_unknown_fields_are_ignored(api, shop):
     assert post(api, shop, session_body(shop, somethingNew="x")).status_code == 200
     assert PaymentEvent.objects.count() == 1
+
+
+def test_the_api_document_describes_creation_and_both_enquiry_forms():
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    operations = {op["operationId"] for path in schema["paths"].values() for op in path.values()}
+    assert {"hosted_payment_create", "payment_enquiry", "payment_enquiry_body"} <= operations
+    request = schema["components"]["schemas"]["HostedPaymentRequestSchemaRequest"]["properties"]
+    assert request["amount"]["type"] == "integer" and "udf20" in request and "timestamp" in request
