@@ -118,13 +118,15 @@ class MetadataField(serializers.Field):
 
 
 class ChecksumField(StrictCharField):
-    """64 hex characters; upper case is read as the same digest (as S2S does)."""
+    """64 hex characters, else VALIDATION_ERROR. Whether it is the right digest is
+    gateway.signing's question, compared exactly (docs/decisions.md: upper case is
+    INVALID_SIGNATURE)."""
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
         if not _HEX64.fullmatch(value):
             raise serializers.ValidationError("must be exactly 64 hexadecimal characters")
-        return value.lower()
+        return value
 
 
 class HostedPaymentCreateSerializer(serializers.Serializer):

@@ -153,10 +153,11 @@ def test_wrong_checksum_is_invalid_signature(api, shop):
     assert_error(post(api, shop, body), 400, "INVALID_SIGNATURE")
 
 
-def test_checksum_in_upper_case_hex_is_the_same_digest(api, shop):
+def test_checksum_in_upper_case_hex_is_invalid_signature(api, shop):
+    # The interface says lowercase hex; docs/decisions.md compares exactly.
     body = session_body(shop)
     body["checksum"] = body["checksum"].upper()
-    assert post(api, shop, body).status_code == 200
+    assert_error(post(api, shop, body), 400, "INVALID_SIGNATURE")
 
 
 def test_checksum_with_another_merchants_secret_is_invalid_signature(api, shop, other_merchant):
