@@ -128,8 +128,10 @@ class NonBlankName(StrictString):
         return value
 
 
-@extend_schema_field({"type": "object", "maxProperties": METADATA_MAX_KEYS,
-                      "additionalProperties": {"type": ["string", "number", "boolean", "null"]}})
+@extend_schema_field({"type": "object", "maxProperties": METADATA_MAX_KEYS, "nullable": True,
+                      "additionalProperties": {"oneOf": [{"type": "string", "maxLength": METADATA_VALUE_MAX},
+                                                         {"type": "number"}, {"type": "boolean"}],
+                                               "nullable": True}})
 class Metadata(serializers.Field):
     """Free key-value pairs: at most 50 keys of at most 40 characters; each value a string of at
     most 500 characters, a number, a boolean or null (nothing nested)."""
