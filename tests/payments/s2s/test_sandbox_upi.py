@@ -130,3 +130,26 @@ def test_the_page_shows_why_a_link_was_not_paid(client, created):
     assert response.status_code == 400
     assert 'role="alert"' in response.content.decode()
     assert "not a sandbox test VPA" in response.content.decode()
+
+
+def _sandbox_paths(patterns=None, prefix=""):
+    """Every route under /sandbox/ of the whole URLconf, path parameters filled with "x"."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    for entry in get_resolver().url_patterns if patterns is None else patterns:
+        route = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            yield from _sandbox_paths(entry.url_patterns, route)
+        elif isinstance(entry, URLPattern) and route.startswith("sandbox/"):
+            yield "/" + re.sub(r"<[^>]+>", "x", route)
+
+
+def test_every_route_under_sandbox_of_every_app_is_not_found_in_production(db, settings):
+    paths = sorted(set(_sandbox_paths()))
+    assert PAGE in paths and PAY in paths
+    settings.IS_PRODUCTION = True
+    client = Client(enforce_csrf_checks=True)
+    for path in paths:
+        response = client.get(path)
+        assert (path, response.status_code) == (path, 404)
+        assert_error(response, "NOT_FOUND", status=404)
