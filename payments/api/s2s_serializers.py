@@ -10,6 +10,7 @@ Not decided here: paymentMode's value (INVALID_PAYMENT_MODE), merchantId against
 """
 from __future__ import annotations
 
+import math
 import re
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -41,6 +42,15 @@ _CONTROL_BUT_WHITESPACE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _MERCHANT_TXN_ID = re.compile(r"^[A-Za-z0-9_-]+$")
 _PHONE = re.compile(r"^\+?[0-9 ()-]+$")
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+def _is_unicode(value: str) -> bool:
+    """False for a lone surrogate (JSON's "\\ud800"), which no database text column can store."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class StrictString(serializers.CharField):
@@ -144,15 +154,19 @@ class Metadata(serializers.Field):
         if len(data) > METADATA_MAX_KEYS:
             raise serializers.ValidationError(f"must have at most {METADATA_MAX_KEYS} keys")
         for key, value in data.items():
-            if not key or len(key) > METADATA_KEY_MAX or _CONTROL.search(key):
+            if not key or len(key) > METADATA_KEY_MAX or _CONTROL.search(key) or not _is_unicode(key):
                 raise serializers.ValidationError(
                     f"keys must be 1 to {METADATA_KEY_MAX} characters without control characters")
+            # The error names the key only once the key is known to be printable.
             if isinstance(value, str):
                 if len(value) > METADATA_VALUE_MAX:
                     raise serializers.ValidationError(
                         {key: f"must be at most {METADATA_VALUE_MAX} characters"})
-                if _CONTROL_BUT_WHITESPACE.search(value):
-                    raise serializers.ValidationError({key: "must not contain control characters"})
+                if _CONTROL_BUT_WHITESPACE.search(value) or not _is_unicode(value):
+                    raise serializers.ValidationError({key: "must not contain control or surrogate characters"})
+            elif isinstance(value, float) and not math.isfinite(value):
+                # 1e400 parses as infinity, which JSON (and PostgreSQL's jsonb) cannot hold.
+                raise serializers.ValidationError({key: "must be a finite number"})
             elif value is not None and not isinstance(value, (bool, int, float)):
                 raise serializers.ValidationError({key: "must be a string, a number, a boolean or null"})
         return data

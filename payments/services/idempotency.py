@@ -60,8 +60,9 @@ def request_fingerprint(body: dict) -> str:
     """SHA-256 of the body's compared fields as canonical JSON (sorted keys, no spaces), so key
     order and whitespace do not matter but every value, and its JSON type, does."""
     compared = {k: v for k, v in body.items() if k not in UNCOMPARED_FIELDS}
-    canonical = json.dumps(compared, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    # ASCII escapes: any string JSON can carry, a lone surrogate included, hashes without error.
+    canonical = json.dumps(compared, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
 _GONE = object()

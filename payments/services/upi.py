@@ -26,10 +26,10 @@ from django.conf import settings
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from gateway.errors import ValidationError
+from gateway.errors import PaymentFailed, ProcessingError, ServiceUnavailable, ValidationError
 from gateway.money import paise_to_rupees, rupees_str
 from payments.acquirer import get_acquirer
-from payments.acquirer.base import Outcome
+from payments.acquirer.base import AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
 from payments.services.expiry import payment_schedule_expiry
 from payments.services.transitions import (
@@ -196,7 +196,9 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
     Returns the payment as it stands after the call.
 
     Raises ValidationError: payerVpa for a missing, malformed or (sandbox) unknown VPA;
-    upiUri for an unknown, expired, final or already claimed payment."""
+    upiUri for an unknown, expired, final or already claimed payment. PaymentFailed,
+    ServiceUnavailable or ProcessingError when the acquirer cannot take it (the payer's claim
+    is released, so the customer may try again)."""
     vpa = _clean_vpa(payer_vpa)
     payment = Payment.objects.select_related("merchant").filter(pk=payment_id).first()
     if payment is None:
@@ -210,6 +212,14 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
     except ValueError as exc:
         # The claim stays: the payment remains PROCESSING until it expires.
         raise ValidationError(str(exc), field="payerVpa") from None
+    except AcquirerError as exc:
+        # The acquirer took nothing: give the claim back so the customer can try again.
+        Payment.objects.filter(pk=payment.pk, status=S.PROCESSING, payer_vpa=vpa).update(payer_vpa="",
+                                                                                        updated_at=Now())
+        logger.warning("acquirer could not take UPI payment %s: %s", payment.sabpaisa_txn_id, exc)
+        if isinstance(exc, AcquirerRefused):
+            raise PaymentFailed() from None
+        raise (ServiceUnavailable if isinstance(exc, AcquirerUnavailable) else ProcessingError)() from None
     payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER,
                  detail={"step": "upi_pay", "outcome": answer.outcome.value, **answer.raw})
 

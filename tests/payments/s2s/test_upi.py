@@ -190,3 +190,27 @@ def test_the_beat_sweep_approves_before_it_expires(s2s_payment, settings):
     payments_expire_sweep()
     payment.refresh_from_db()
     assert payment.status == "SUCCESS"
+
+
+@pytest.mark.parametrize(("raised", "code"), [("AcquirerUnavailable", "SERVICE_UNAVAILABLE"),
+                                              ("AcquirerRefused", "PAYMENT_FAILED"),
+                                              ("AcquirerError", "PROCESSING_ERROR")])
+def test_an_acquirer_that_cannot_take_the_payment_releases_the_payer(s2s_payment, monkeypatch, raised, code):
+    from gateway.errors import GatewayError
+    from payments.acquirer import base
+    from payments.acquirer.sandbox import SandboxAcquirer
+
+    payment = s2s_payment()
+
+    def down(self, *, payment, payer_vpa):
+        raise getattr(base, raised)("injected fault")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(SandboxAcquirer, "upi_pay", down)
+        with pytest.raises(GatewayError) as caught:
+            upi_pay(payment_id=payment.pk, payer_vpa="success@sandbox")
+    assert caught.value.code == code
+    payment.refresh_from_db()
+    assert (payment.status, payment.payer_vpa) == ("PROCESSING", "")
+    # The acquirer is back: the customer pays.
+    assert upi_pay(payment_id=payment.pk, payer_vpa="failure@sandbox").status == "FAILED"

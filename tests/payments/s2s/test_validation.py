@@ -2,6 +2,8 @@
 code of POST /api/v2/payments/s2s before the payment is created."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from payments.models import Payment
@@ -216,3 +218,21 @@ def test_get_is_method_not_allowed_in_the_envelope(s2s_merchant, api):
 def test_a_malformed_idempotency_key_is_a_validation_error_naming_the_header(s2s_merchant, post, key):
     assert_error(post(s2s_merchant, signed_body(s2s_merchant), key=key), "VALIDATION_ERROR",
                  field="X-Idempotency-Key")
+
+
+@pytest.mark.parametrize(("extra", "field"), [
+    ('"customerName": "\\ud800ab"', "customerName"),
+    ('"udf1": "\\udfff"', "udf1"),
+    ('"metadata": {"k": "\\ud800"}', "metadata"),
+    ('"metadata": {"\\ud800": 1}', "metadata"),
+    ('"metadata": {"big": 1e400}', "metadata"),
+])
+def test_values_no_database_can_store_are_validation_errors_not_500s(s2s_merchant, post, extra, field):
+    raw = json.dumps(signed_body(s2s_merchant))[:-1] + ", " + extra + "}"
+    assert_error(post(s2s_merchant, None, raw=raw.encode(), key="k"), "VALIDATION_ERROR", field=field)
+    assert not Payment.objects.exists()
+
+
+def test_an_unknown_field_carrying_a_lone_surrogate_is_ignored(s2s_merchant, post):
+    raw = json.dumps(signed_body(s2s_merchant))[:-1] + ', "note": "\\ud800"}'
+    assert post(s2s_merchant, None, raw=raw.encode(), key="k").status_code == 200
