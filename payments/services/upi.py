@@ -296,4 +296,10 @@ def upi_sandbox_approvals_due(*, now=None, limit: int = 500) -> int:
                                events__detail__result=AWAITING_APPROVAL, events__created_at__lte=cutoff)
         .order_by("pk").values_list("pk", flat=True).distinct()[:limit]
     )
-    return sum(1 for payment_id in ids if upi_sandbox_approve(payment_id=payment_id) is not None)
+    approved = 0
+    for payment_id in ids:
+        try:
+            approved += upi_sandbox_approve(payment_id=payment_id) is not None
+        except Exception:  # noqa: BLE001 - one bad row must not stop the others, nor the expiry after
+            logger.exception("sandbox approval of payment %s failed", payment_id)
+    return approved
