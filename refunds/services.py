@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from gateway.errors import IdempotencyMismatch, RefundAmountExceeded, RefundNotAllowed, ValidationError
 from gateway.models import Merchant
+from gateway.services import audit_record
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerError, Outcome
 from payments.locks import lock_payment
@@ -35,6 +36,7 @@ from refunds.locks import lock_refund, lock_refund_if_free
 from refunds.models import Refund, RefundEvent
 from refunds.payloads import EVENT_TYPES, refund_created_response, refund_record, refund_webhook_payload
 from refunds.state import ensure_transition
+from webhooks.services import event_record
 
 logger = logging.getLogger("refunds")
 
@@ -149,8 +151,6 @@ def _refund_create_locked(*, merchant: Merchant, payment_pk: int, amount: int | 
     _event(refund, RefundEvent.Kind.STATUS, actor_name=actor_name, to_status=S.PENDING,
            amount=amount, source=source, reason=reason or "")
     if source == Refund.Source.ADMIN:
-        from gateway.services import audit_record
-
         audit_record(actor=actor, action="refund.initiate", obj=refund, merchant=merchant,
                      after={**refund_record(refund), "refundableBefore": remaining})
     _submit_on_commit(refund.pk)
@@ -175,9 +175,10 @@ def refund_create(*, merchant: Merchant, payment: Payment, amount: int | None = 
     try:
         return _refund_create_locked(**kwargs)
     except IntegrityError:
-        # Two requests with one refundId on different payments: they do not share a payment
-        # lock, so the unique constraint caught the second. Now the first is visible: answer
-        # as a repeat would (the same refund, or IDEMPOTENCY_MISMATCH).
+        # Two requests with one refundId on different payments hold different payment locks,
+        # so both can pass the repeat check; the unique constraint stopped the second. The
+        # first is committed and visible now: answer as a repeat would (the same refund, or
+        # IDEMPOTENCY_MISMATCH).
         if not refund_id:
             raise
         return _refund_create_locked(**kwargs)
@@ -281,8 +282,6 @@ def _transition(refund_pk: int, target: str, *, detail: dict | None, actor_name:
     refund.save()
     _event(refund, RefundEvent.Kind.STATUS, actor_name=actor_name, from_status=previous, to_status=target,
            **(detail or {}))
-    from webhooks.services import event_record
-
     payload = refund_webhook_payload(refund, paid_amount=selectors.payment_paid_amount(payment),
                                      refunded_amount=selectors.refunded_amount(payment))
     event_record(merchant=refund.merchant, event_type=EVENT_TYPES[target], payload=payload,
