@@ -64,8 +64,8 @@ def s2s_request_check(*, merchant: Merchant, data: dict, body: dict) -> dict:
         raise InvalidPaymentMode()
     ensure_same_merchant(merchant, data["merchantId"])
     timestamp = verify_timestamp(body.get("timestamp"))
-    # Uppercase hex carries the same digest; the interface writes it lowercase.
-    verify_checksum(merchant.secret_key, data["checksum"].lower(), data["merchantId"], data["merchantTxnId"],
+    # Compared exactly (docs/decisions.md): uppercase hex is INVALID_SIGNATURE, as on every endpoint.
+    verify_checksum(merchant.secret_key, data["checksum"], data["merchantId"], data["merchantTxnId"],
                     data["amount"], data["currency"], timestamp)
     return {**data, "timestamp": timestamp}
 

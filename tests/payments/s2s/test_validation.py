@@ -75,10 +75,10 @@ def test_checksum_that_is_not_64_hex_characters_is_a_validation_error(s2s_mercha
                  field="checksum")
 
 
-def test_checksum_in_uppercase_hex_is_the_same_digest(s2s_merchant, post):
+def test_checksum_in_uppercase_hex_is_invalid_signature(s2s_merchant, post):
     body = signed_body(s2s_merchant)
     body["checksum"] = body["checksum"].upper()
-    assert post(s2s_merchant, body).status_code == 200
+    assert_error(post(s2s_merchant, body), "INVALID_SIGNATURE")
 
 
 REQUIRED = ["merchantId", "merchantTxnId", "amount", "currency", "customerName", "customerEmail",
