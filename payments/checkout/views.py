@@ -32,7 +32,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from gateway.errors import GatewayError, NotFound, RateLimited
 from gateway.money import rupees_str
-from payments.acquirer.sandbox import BANKS, CHALLENGE_CARDS, DECLINED_CARD, TEST_OTP, UPI_TEST_VPAS, WALLETS
+from payments.acquirer.sandbox import BANKS, TEST_OTP, UPI_TEST_VPAS, WALLETS
 from payments.checkout import forms
 from payments.models import Payment
 from payments.selectors import payment_get_for_checkout, payment_get_hosted
@@ -67,7 +67,8 @@ checkout_csp = decorator_from_middleware(CSPMiddleware)
 
 
 def checkout_page(view):
-    """Every checkout and sandbox page: CSP header, never cached, GatewayError -> envelope."""
+    """Every checkout and sandbox page: the CSP header, and never cached. (A GatewayError a
+    view raises becomes the JSON envelope in gateway.middleware.ApiErrorMiddleware.)"""
     return checkout_csp(never_cache(view))
 
 
@@ -200,11 +201,9 @@ def _qr_data_uri(text: str) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
-def _upi_link(payment: Payment) -> str | None:
-    try:
-        from payments.services.upi import upi_link
-    except ImportError:  # the shared UPI service has not landed yet
-        return None
+def _upi_link(payment: Payment) -> str:
+    from payments.services.upi import upi_link
+
     return upi_link(payment)
 
 
@@ -229,12 +228,12 @@ def _render_methods(request, payment: Payment, *, open_method: str = "", errors=
                for code, label, hint in METHODS]
     context = _context(
         request, payment, methods=methods, errors=errors or {}, open_method=open_method,
-        upi_link=upi_link, upi_qr=_qr_data_uri(upi_link) if upi_link else None,
+        upi_link=upi_link, upi_qr=_qr_data_uri(upi_link),
         banks=sorted(BANKS.items(), key=lambda item: item[1]),
         wallets=sorted(WALLETS.items(), key=lambda item: item[1]),
         urls={name.replace("-", "_"): reverse(f"checkout:{name}", args=[pid])
               for name in ("upi", "card", "netbanking", "wallet", "transfer-start", "status")},
-        test_vpas=UPI_TEST_VPAS, test_cards=list(CHALLENGE_CARDS), declined_card=DECLINED_CARD,
+        test_vpas=UPI_TEST_VPAS,
         rtgs_minimum=format_inr(20_000_000),
     )
     return render(request, "checkout/page.html", context, status=status)
