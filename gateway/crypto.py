@@ -54,9 +54,10 @@ def random_token(nbytes: int = 24) -> str:
 
 
 def hash_api_key(raw_key: str) -> str:
-    """API keys carry 192 random bits, so one keyed SHA-256 is enough (no slow KDF needed);
-    the key (Django's SECRET_KEY) means a leaked table alone cannot test guesses."""
-    return hmac.new(settings.SECRET_KEY.encode(), raw_key.encode(), hashlib.sha256).hexdigest()
+    """API keys carry 192 random bits, so a plain SHA-256 cannot be reversed or guessed and no
+    slow KDF or pepper is needed. Deliberately not keyed with DJANGO_SECRET_KEY: rotating
+    Django's key (sessions, CSRF) must never lock every merchant out."""
+    return hashlib.sha256(raw_key.encode()).hexdigest()
 
 
 def constant_time_equals(a: str, b: str) -> bool:
