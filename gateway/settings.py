@@ -76,6 +76,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "gateway.middleware.TraceIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Serves the checkout's CSS and the admin's assets under gunicorn, no proxy needed.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -171,6 +173,10 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+# Without `collectstatic`, WhiteNoise finds files where Django's finders do (quick start, tests);
+# a deployment may still run collectstatic for compressed copies.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
 
 # Requests larger than this are refused with VALIDATION_ERROR naming the body.
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=64 * 1024)
