@@ -1,0 +1,80 @@
+"""The token endpoints (beta, staging only; docs/tokens.md). Each view checks the request, then
+calls one selector or service.
+
+Order of checks: production (403 FEATURE_NOT_AVAILABLE for every request, before anything
+else: the feature does not exist there), then the platform's (X-Merchant-Id present, X-Api-Key,
+rate limit, body shape), then the body's fields, then the resources it names.
+"""
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+
+from gateway.api import GatewayAPIView
+from gateway.schema import error_responses
+from tokens import selectors, services
+from tokens.api.serializers import TokenCreatedSchema, TokenCreateSerializer, TokenDeletedSchema, TokenSchema
+from tokens.payloads import token_body, token_created_body, token_deleted_body
+
+TAGS = ["tokens", "beta"]
+BETA = ("Beta, staging only: in production every token endpoint answers 403 FEATURE_NOT_AVAILABLE. The "
+        "contract may change before general availability. ")
+MERCHANT_HEADER = OpenApiParameter("X-Merchant-Id", str, OpenApiParameter.HEADER, required=True,
+                                   description="the merchant code; must be the API key's merchant")
+TOKEN_ID = OpenApiParameter("tokenId", str, OpenApiParameter.PATH, description="tok_...")
+
+
+class TokenAPIView(GatewayAPIView):
+    require_merchant_header = True
+
+    def initial(self, request, *args, **kwargs):
+        selectors.ensure_tokens_available()
+        super().initial(request, *args, **kwargs)
+
+
+class TokensView(TokenAPIView):
+    """POST /api/v2/tokens."""
+
+    @extend_schema(
+        operation_id="token_create", summary="Create a card token (beta)", tags=TAGS,
+        request=TokenCreateSerializer, parameters=[MERCHANT_HEADER],
+        responses={200: TokenCreatedSchema, **error_responses(400, 401, 403, 404, 429)},
+        description=BETA + "Makes the network token of a SUCCESS card payment of this merchant during which the "
+                           "customer ticked 'save this card' on the checkout and passed 3-D Secure. One token per "
+                           "payment: asking again returns the same token (header Idempotent-Replayed: true). "
+                           "Another merchant's payment is 404 NOT_FOUND. See docs/tokens.md.")
+    def post(self, request):
+        serializer = TokenCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        consent = data["consent"]
+        outcome = services.token_create(
+            merchant=request.user, payment_id=data["paymentId"], consent_given=consent["consentGiven"],
+            consent_timestamp=consent["consentTimestamp"], consent_text=consent["consentText"])
+        headers = None if outcome.created else {"Idempotent-Replayed": "true"}
+        return Response(token_created_body(outcome.token), headers=headers)
+
+
+class TokenDetailView(TokenAPIView):
+    """GET and DELETE /api/v2/tokens/{tokenId}."""
+
+    @extend_schema(
+        operation_id="token_get", summary="Get a card token's metadata (beta)", tags=TAGS,
+        parameters=[MERCHANT_HEADER, TOKEN_ID],
+        responses={200: TokenSchema, **error_responses(401, 403, 404, 429)},
+        description=BETA + "A deleted token, or another merchant's, is 404 NOT_FOUND.")
+    def get(self, request, tokenId: str):  # noqa: N803 - the interface's name for the path parameter
+        token = selectors.token_get_for_merchant(merchant=request.user, token_id=tokenId)
+        return Response(token_body(token))
+
+    @extend_schema(
+        operation_id="token_delete", summary="Delete a card token (beta)", tags=TAGS,
+        parameters=[MERCHANT_HEADER, TOKEN_ID],
+        responses={200: TokenDeletedSchema, **error_responses(401, 403, 404, 429)},
+        description=BETA + "Deletes the token for good: later GETs and DELETEs are 404 NOT_FOUND, and it can no "
+                           "longer pay, not even in checkout sessions already created with it.")
+    def delete(self, request, tokenId: str):  # noqa: N803
+        merchant = request.user
+        token = selectors.token_get_for_merchant(merchant=merchant, token_id=tokenId)
+        token = services.token_delete(token=token, actor=None, actor_name=f"merchant {merchant.code} (API)")
+        return Response(token_deleted_body(token))
