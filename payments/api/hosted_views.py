@@ -24,6 +24,7 @@ from payments.api.hosted_serializers import (
 from payments.selectors import payment_get_for_merchant
 from payments.services.enquiry import enquiry_body_form, enquiry_transaction
 from payments.services.hosted import hosted_payment_create
+from tokens.selectors import token_get_usable
 
 
 def _json_object(request) -> dict:
@@ -66,15 +67,16 @@ class HostedPaymentsView(GatewayAPIView):
         timestamp = verify_timestamp(data.get("timestamp"))
         verify_checksum(merchant.secret_key, fields["checksum"], fields["merchantId"], fields["merchantTxnId"],
                         fields["amount"], fields["currency"], timestamp)
+        token = None
         if fields.get("tokenId") is not None:
-            # Paying with a saved token arrives with the tokenisation beta.
-            raise ValidationError("unknown token", field="tokenId")
+            # The tokenisation beta (docs/tokens.md): the merchant's own live token, in staging only.
+            token = token_get_usable(merchant=merchant, token_id=fields["tokenId"])
         session = hosted_payment_create(
             merchant=merchant, merchant_txn_id=fields["merchantTxnId"], amount=fields["amount"],
             currency=fields["currency"], return_url=fields["returnUrl"],
             customer_name=fields.get("customerName", ""), customer_email=fields.get("customerEmail", ""),
             customer_phone=fields.get("customerPhone", ""), description=fields.get("description", ""),
-            metadata=fields["metadata"], udf=fields["udf"],
+            metadata=fields["metadata"], udf=fields["udf"], token=token,
         )
         payment = session.payment
         return Response({

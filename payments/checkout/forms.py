@@ -30,8 +30,7 @@ class CardForm(forms.Form):
     card_number = forms.CharField(max_length=30, error_messages={"required": "Enter the card number."})
     card_expiry = forms.CharField(max_length=10, error_messages={"required": "Enter the expiry date (MM/YY)."})
     card_cvv = forms.CharField(max_length=4, error_messages={"required": "Enter the CVV."})
-    # Consent to save the card (tokenisation beta, staging only): accepted, used by the tokens
-    # feature once it lands.
+    # Consent to save the card (tokenisation beta, staging only; tokens.services).
     save_card = forms.BooleanField(required=False)
 
     @sensitive_variables("number")
@@ -68,6 +67,23 @@ class CardForm(forms.Form):
         if number and expiry and cvv:
             data["card"] = CardInput(number=number, expiry_month=expiry[0], expiry_year=expiry[1], cvv=cvv)
         return data
+
+
+class SavedCardForm(forms.Form):
+    """The saved card of a session created with tokenId: only its CVV is asked."""
+
+    card_cvv = forms.CharField(max_length=4, error_messages={"required": "Enter the CVV."})
+
+    def __init__(self, *args, network: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.network = network
+
+    def clean_card_cvv(self):
+        cvv = self.cleaned_data["card_cvv"].strip()
+        wanted = 4 if self.network == "AMEX" else 3
+        if not re.fullmatch(rf"\d{{{wanted}}}", cvv):
+            raise forms.ValidationError(f"The CVV of this card has {wanted} digits.")
+        return cvv
 
 
 class OtpForm(forms.Form):

@@ -10,6 +10,7 @@ urlpatterns = [
     path("checkout/<str:payment_id>", views.page, name="page"),
     path("checkout/<str:payment_id>/upi", views.upi, name="upi"),
     path("checkout/<str:payment_id>/card", views.card, name="card"),
+    path("checkout/<str:payment_id>/card/saved", views.card_saved, name="card-saved"),
     path("checkout/<str:payment_id>/card/challenge", views.card_otp, name="card-otp"),
     path("checkout/<str:payment_id>/netbanking", views.netbanking, name="netbanking"),
     path("checkout/<str:payment_id>/wallet", views.wallet, name="wallet"),

@@ -38,6 +38,8 @@ from payments.models import Payment
 from payments.selectors import payment_get_for_checkout, payment_get_hosted
 from payments.services import hosted
 from payments.state import InvalidTransition
+from tokens.selectors import token_for_checkout
+from tokens.services import card_consent_text
 
 S = Payment.Status
 M = Payment.Mode
@@ -232,7 +234,10 @@ def _render_methods(request, payment: Payment, *, open_method: str = "", errors=
         banks=sorted(BANKS.items(), key=lambda item: item[1]),
         wallets=sorted(WALLETS.items(), key=lambda item: item[1]),
         urls={name.replace("-", "_"): reverse(f"checkout:{name}", args=[pid])
-              for name in ("upi", "card", "netbanking", "wallet", "transfer-start", "status")},
+              for name in ("upi", "card", "card-saved", "netbanking", "wallet", "transfer-start", "status")},
+        # Tokenisation beta (staging only): the session's saved card, or the consent to save one.
+        saved_card=token_for_checkout(payment=payment),
+        save_card_text=card_consent_text(payment.merchant.name),
         test_vpas=UPI_TEST_VPAS,
         rtgs_minimum=format_inr(20_000_000),
     )
@@ -289,10 +294,36 @@ def card(request, payment_id: str):
     form = forms.CardForm(request.POST)
     if not form.is_valid():
         return _render_methods(request, payment, open_method=M.CARD, errors=form.errors)
+    # The consent checkbox exists in staging only; a forged one in production is ignored.
+    save_card = form.cleaned_data["save_card"] and not settings.IS_PRODUCTION
     try:
-        hosted.hosted_card_pay(payment=payment, card=form.cleaned_data["card"])
+        hosted.hosted_card_pay(payment=payment, card=form.cleaned_data["card"], save_card=save_card)
     except InvalidTransition:
         pass
+    return _go_on(payment)
+
+
+@checkout_page
+@sensitive_post_parameters("card_cvv")
+@sensitive_variables("form")
+@require_POST
+def card_saved(request, payment_id: str):
+    """The saved card of a session created with tokenId (staging beta): CVV in, the same 3-D
+    Secure challenge as a typed card out. The CVV goes to the card network and nowhere else."""
+    payment = _granted_payment(request, payment_id)
+    token = token_for_checkout(payment=payment)
+    if token is None:
+        return _render_methods(request, payment, open_method=M.CARD, errors={
+            "saved_card": ["This saved card is no longer available. Pay with a card or another method."]})
+    form = forms.SavedCardForm(request.POST, network=token.network)
+    if not form.is_valid():
+        return _render_methods(request, payment, open_method=M.CARD, errors=form.errors)
+    try:
+        hosted.hosted_saved_card_pay(payment=payment, cvv=form.cleaned_data["card_cvv"])
+    except InvalidTransition:
+        pass
+    except GatewayError as exc:
+        return _render_methods(request, payment, open_method=M.CARD, errors={"saved_card": [_plain(exc)]})
     return _go_on(payment)
 
 

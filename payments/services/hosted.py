@@ -41,6 +41,9 @@ from payments.services.transitions import (
     payment_note,
 )
 from payments.state import InvalidTransition
+from tokens import selectors as token_selectors
+from tokens import services as token_services
+from tokens.models import Token
 
 logger = logging.getLogger("payments.hosted")
 
@@ -87,9 +90,10 @@ class HostedSession:
 def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: int, currency: str,
                           return_url: str, customer_name: str = "", customer_email: str = "",
                           customer_phone: str = "", description: str = "", metadata: dict | None = None,
-                          udf: dict | None = None) -> HostedSession:
+                          udf: dict | None = None, token: Token | None = None) -> HostedSession:
     """Open a checkout session: a PENDING hosted payment that expires after
-    CHECKOUT_SESSION_TTL_SECONDS, with its expiry queued once the row commits.
+    CHECKOUT_SESSION_TTL_SECONDS, with its expiry queued once the row commits. With `token`
+    (from tokens.selectors.token_get_usable) the checkout offers that saved card.
     Raises DuplicateTransaction when the merchant already used `merchant_txn_id` (in either
     flow), which the database constraint payment_unique_merchant_txn guarantees."""
     client_secret = secrets.token_urlsafe(32)  # [A-Za-z0-9_-]: safe to append to a URL unencoded
@@ -105,7 +109,10 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
                 expires_at=timezone.now() + timedelta(seconds=settings.CHECKOUT_SESSION_TTL_SECONDS),
             )
             PaymentEvent.objects.create(payment=payment, kind=PaymentEvent.Kind.STATUS, to_status=S.PENDING,
-                                        detail={"reason": "checkout session created"})
+                                        detail={"reason": "checkout session created",
+                                                **({"tokenId": token.token_id} if token else {})})
+            if token is not None:
+                token_services.token_payment_link(token=token, payment=payment)
             payment_schedule_expiry(payment)
     except IntegrityError as exc:
         if _is_duplicate_txn(exc):
@@ -153,16 +160,22 @@ def _acquirer_failed(payment_id: int, exc: AcquirerError) -> Payment:
 # --- Cards --------------------------------------------------------------------------------
 
 @sensitive_variables("card")
-def hosted_card_pay(*, payment: Payment, card: CardInput) -> Payment:
+def hosted_card_pay(*, payment: Payment, card: CardInput, save_card: bool = False) -> Payment:
     """Start a card payment. PENDING -> PROCESSING (last 4 and network kept, nothing else of
     the card), then the acquirer: a 3-D Secure challenge leaves it PROCESSING for
     hosted_card_verify_otp; a decline makes it FAILED. The card itself lives only in this
-    call. Raises InvalidTransition when the session is no longer open."""
+    call. `save_card` (staging only): the customer consented to save the card, recorded with
+    the card's expiry for the token (tokens.services.card_consent_record).
+    Raises InvalidTransition when the session is no longer open."""
     _ensure_open(payment)
     payment = payment_mark_processing(
         payment_id=payment.pk, payment_mode=M.CARD, card_last4=card.last4, card_network=card.network,
-        detail={"method": "CARD", "last4": card.last4, "network": card.network},
+        detail={"method": "CARD", "last4": card.last4, "network": card.network,
+                **({"save_card": True} if save_card else {})},
     )
+    if save_card:
+        token_services.card_consent_record(payment=payment, expiry_month=card.expiry_month,
+                                           expiry_year=card.expiry_year)
     try:
         answer = get_acquirer().card_authorize(payment=payment, card=card)
     except AcquirerError as exc:
@@ -176,6 +189,32 @@ def hosted_card_pay(*, payment: Payment, card: CardInput) -> Payment:
         return payment
     return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the issuer",
                                card_issuer=issuer)
+
+
+@sensitive_variables("cvv")
+def hosted_saved_card_pay(*, payment: Payment, cvv: str) -> Payment:
+    """Pay a session created with `tokenId` with its saved card: the customer still types the
+    CVV (in memory only) and then answers the same 3-D Secure challenge as for a typed card
+    (hosted_card_verify_otp). PENDING -> PROCESSING with the token's last 4, network and
+    issuer; the card network declines a token deleted meanwhile (FAILED).
+    Raises InvalidTransition when the session is no longer open, ValidationError naming
+    tokenId when its token can no longer pay (deleted, expired), FeatureNotAvailable in
+    production."""
+    _ensure_open(payment)
+    token = token_selectors.token_usable_for_payment(payment=payment)
+    payment = payment_mark_processing(
+        payment_id=payment.pk, payment_mode=M.CARD, card_last4=token.last4, card_network=token.network,
+        card_issuer=token.issuer[:60],
+        detail={"method": "CARD", "tokenId": token.token_id, "last4": token.last4, "network": token.network},
+    )
+    try:
+        answer = token_services.token_authorize(token=token, payment=payment, cvv=cvv)
+    except AcquirerError as exc:
+        return _acquirer_failed(payment.pk, exc)
+    _record_answer(payment.pk, answer)
+    if answer.outcome == Outcome.CHALLENGE:
+        return payment
+    return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the card network")
 
 
 def otp_lock_key(payment_id: int) -> str:
