@@ -24,6 +24,8 @@ from payments.acquirer.base import AcquirerAnswer, Outcome
 from tokens.models import SandboxNetworkToken
 from tokens.selectors import ensure_tokens_available
 
+_REFERENCE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
 
 @dataclass(frozen=True)
 class NetworkToken:
@@ -44,7 +46,8 @@ class SandboxCardNetwork:
         """Issue a token reference for an authenticated card. Raises NetworkRefused."""
         if not authentication_reference:
             raise NetworkRefused("no authenticated payment to provision the token from")
-        reference = f"NTR-{network[:4]}-{secrets.token_hex(12).upper()}"
+        # Letters and a few digits: a reference must never look like a card number.
+        reference = f"NTR-{network[:4]}-" + "".join(secrets.choice(_REFERENCE_ALPHABET) for _ in range(20))
         with transaction.atomic():
             SandboxNetworkToken.objects.create(reference=reference, network=network, last4=last4, issuer=issuer)
         return NetworkToken(reference, network, last4, issuer)
