@@ -141,7 +141,8 @@ class HostedPaymentCreateSerializer(serializers.Serializer):
     description = StrictCharField(max_length=DESCRIPTION_MAX, required=False, allow_blank=True, allow_null=True,
                                   allow_line_breaks=True)
     metadata = MetadataField(required=False, allow_null=True)
-    tokenId = StrictCharField(max_length=100, required=False, allow_null=True)
+    tokenId = StrictCharField(max_length=100, required=False, allow_null=True,
+                              help_text="beta, staging only: pay with this saved card token (docs/tokens.md)")
     checksum = ChecksumField()
 
     def __init__(self, *args, **kwargs):

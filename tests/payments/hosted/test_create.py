@@ -140,7 +140,7 @@ def test_values_at_the_bounds_are_accepted(api, shop, field, value):
     assert post(api, shop, session_body(shop, **{field: value})).status_code == 200
 
 
-def test_token_id_is_refused_until_tokenisation_lands(api, shop):
+def test_an_unknown_token_id_is_refused(api, shop):
     body = session_body(shop, tokenId="tok_123")
     error = assert_error(post(api, shop, body), 400, "VALIDATION_ERROR", "tokenId")
     assert "unknown token" in error["errorMessage"]
