@@ -3,3 +3,4 @@ from django.apps import AppConfig
 
 class TokensConfig(AppConfig):
     name = "tokens"
+    verbose_name = "Card tokens (beta, staging only)"

@@ -3,7 +3,6 @@ asks for the CVV and the 3-D Secure OTP; tokens that cannot pay are refused."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from payments.models import Payment
 from payments.services import hosted
