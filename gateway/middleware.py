@@ -78,3 +78,17 @@ class ApiErrorMiddleware:
             return None
         logger.exception("unhandled exception on %s %s", request.method, request.path)
         return error_response(InternalError())
+
+
+class SandboxGateMiddleware:
+    """CONTRACT.md: every /sandbox/ path answers 404 in production. Decided here, ahead of the
+    CSRF check, so that a POST there gets the same NOT_FOUND as a GET and no sandbox view can
+    forget its own check."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if settings.IS_PRODUCTION and (request.path == "/sandbox" or request.path.startswith("/sandbox/")):
+            return error_response(NotFound())
+        return self.get_response(request)

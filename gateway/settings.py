@@ -78,6 +78,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Serves the checkout's CSS and the admin's assets under gunicorn, no proxy needed.
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "gateway.middleware.SandboxGateMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -176,6 +177,7 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 # Without `collectstatic`, WhiteNoise finds files where Django's finders do (quick start, tests);
 # a deployment may still run collectstatic for compressed copies.
 WHITENOISE_USE_FINDERS = True
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_AUTOREFRESH = DEBUG
 
 # Requests larger than this are refused with VALIDATION_ERROR naming the body.
@@ -192,6 +194,15 @@ DEFAULT_RATE_LIMIT_PER_SECOND = env.int("DEFAULT_RATE_LIMIT_PER_SECOND", default
 CHECKOUT_SESSION_TTL_SECONDS = env.int("CHECKOUT_SESSION_TTL_SECONDS", default=1800)
 SANDBOX_UPI_SUCCESS_DELAY_SECONDS = env.float("SANDBOX_UPI_SUCCESS_DELAY_SECONDS", default=5)
 SANDBOX_UPI_TIMEOUT_SECONDS = env.int("SANDBOX_UPI_TIMEOUT_SECONDS", default=900)
+# Staging: a refund of exactly this many paise is rejected by the sandbox bank (docs/sandbox.md).
+SANDBOX_REFUND_FAILURE_AMOUNT = env.int("SANDBOX_REFUND_FAILURE_AMOUNT", default=100013)
+# The gateway's collection VPA, the `pa` of every UPI link.
+UPI_PAYEE_VPA = env.str("UPI_PAYEE_VPA", default="gateway@sandbox")
+# Refunds: the smallest refund (unless less remains), and how long a submission to the bank
+# may run before the sweep sends the refund again.
+REFUND_MIN_AMOUNT = env.int("REFUND_MIN_AMOUNT", default=100)
+REFUND_CLAIM_SECONDS = env.int("REFUND_CLAIM_SECONDS", default=60)
+REFUND_PENDING_SWEEP_AFTER_SECONDS = env.int("REFUND_PENDING_SWEEP_AFTER_SECONDS", default=60)
 # Seconds between delivery attempts after a failed one; the delivery is dead after the last.
 # 10s, 1m, 5m, 30m, 2h, 6h, 12h, 24h: first retry within 10 s, 44h36m in all.
 WEBHOOK_RETRY_SCHEDULE = env.list(
