@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from gateway.money import rupees_number
 from payments.models import Payment
+from refunds.selectors import refund_pending_amount, refunded_amount
 
 
 def enquiry_payment_mode(payment: Payment) -> str | None:
@@ -20,7 +21,8 @@ def enquiry_payment_mode(payment: Payment) -> str | None:
 
 
 def enquiry_transaction(payment: Payment) -> dict:
-    """The interface's Transaction (GET /api/v2/payments), plus bankRrn. PROCESSING reads
+    """The interface's Transaction (GET /api/v2/payments), plus bankRrn and the refunded
+    amounts. PROCESSING reads
     PENDING: the interface's enquiry enum has no PROCESSING."""
     return {
         "sabpaisaTxnId": payment.sabpaisa_txn_id,
@@ -32,6 +34,9 @@ def enquiry_transaction(payment: Payment) -> dict:
         "customerName": payment.customer_name,
         "customerEmail": payment.customer_email,
         "bankRrn": payment.bank_rrn or None,
+        # Paise. Refunded = PROCESSED by the bank; pending = accepted, not yet processed.
+        "refundedAmount": refunded_amount(payment),
+        "refundPendingAmount": refund_pending_amount(payment),
     }
 
 

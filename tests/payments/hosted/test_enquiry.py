@@ -51,7 +51,20 @@ def test_get_form_returns_the_transaction_with_paise_amount_and_rupee_paid_amoun
         "customerName": "Asha Rao",
         "customerEmail": "asha@example.com",
         "bankRrn": "123456789012",
+        "refundedAmount": 0,       # paise
+        "refundPendingAmount": 0,  # paise
     }
+
+
+def test_enquiry_shows_how_much_has_been_refunded_in_paise(api, merchant):
+    from refunds.services import refund_create, refund_mark_processed
+
+    payment = paid(make_payment(merchant))
+    first = refund_create(merchant=merchant.merchant, payment=payment, amount=50000, reason="one").refund
+    refund_create(merchant=merchant.merchant, payment=payment, amount=20000, reason="two")
+    refund_mark_processed(refund_pk=first.pk, bank_reference="RF000000000001")
+    data = get(api, merchant, merchantTxnId="ORD-1").json()
+    assert (data["refundedAmount"], data["refundPendingAmount"]) == (50000, 20000)
 
 
 def test_processing_reads_pending_and_nothing_is_paid_yet(api, merchant):
