@@ -5,16 +5,10 @@ import itertools
 import json
 
 import pytest
-from django.core.servers.basehttp import WSGIServer
-
 from tests.support.factories import TestMerchant, make_merchant, now
 
 URL = "/api/v2/payments/s2s"
 
-# Django's development server listens with a backlog of 10: the 11th simultaneous connection
-# waits a second for TCP to retry its SYN, which would hide what the concurrency tests measure.
-# gunicorn listens with 2048; give the live test server a backlog like a real one.
-WSGIServer.request_queue_size = max(WSGIServer.request_queue_size, 128)
 _txn = itertools.count(1)
 
 
