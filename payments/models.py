@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import Q
 
 from gateway.models import Merchant
+from payments.lookups import email_key_expression, phone_key_expression
 
 _ALPHABET = string.ascii_uppercase + string.digits
 
@@ -59,8 +60,9 @@ class Payment(models.Model):
     s2s_mode = models.CharField(max_length=12, choices=S2SMode.choices, blank=True)
 
     customer_name = models.CharField(max_length=100, blank=True)
-    customer_email = models.CharField(max_length=255, blank=True, db_index=True)
-    customer_phone = models.CharField(max_length=20, blank=True, db_index=True)
+    # Searched through their normalised forms (payments.lookups), indexed below.
+    customer_email = models.CharField(max_length=255, blank=True)
+    customer_phone = models.CharField(max_length=20, blank=True)
     description = models.CharField(max_length=500, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     udf = models.JSONField("udf1..udf20", default=dict, blank=True)
@@ -102,7 +104,19 @@ class Payment(models.Model):
             # The expiry sweep scans only open payments.
             models.Index(fields=["expires_at"], name="payment_open_expiry",
                          condition=Q(status__in=["PENDING", "PROCESSING"])),
+            # The support console (docs/console.md): every identifier staff search by is an exact
+            # lookup on an index, and every list filter walks an index in the list's order.
+            models.Index(fields=["merchant_txn_id"], name="payment_merchant_txn_id"),
+            models.Index(email_key_expression(), name="payment_email_key"),
+            models.Index(phone_key_expression(), name="payment_phone_key"),
+            models.Index(fields=["status", "-created_at"], name="payment_status_created"),
+            models.Index(fields=["payment_mode", "-created_at"], name="payment_mode_created"),
+            models.Index(fields=["merchant", "status", "-created_at"], name="payment_merchant_status"),
+            # The settlement export: one merchant's successful payments completed on one day.
+            models.Index(fields=["merchant", "completed_at"], name="payment_settlement",
+                         condition=Q(status="SUCCESS")),
         ]
+        permissions = [("export_settlement", "Can download settlement exports")]
 
     def __str__(self) -> str:
         return f"{self.sabpaisa_txn_id} {self.merchant_txn_id} {self.status}"
