@@ -85,6 +85,8 @@ class AuditRecord(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        # A payment's page shows the staff actions on it and on its refunds and deliveries.
+        indexes = [models.Index(fields=["object_type", "object_id"], name="audit_object")]
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_name} {self.action} {self.object_type}:{self.object_id}"
