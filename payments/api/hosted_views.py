@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from gateway.api import GatewayAPIView
 from gateway.auth import ensure_same_merchant
 from gateway.errors import ValidationError
+from gateway.schema import error_responses
 from gateway.signing import verify_checksum, verify_timestamp
 from payments.api.hosted_serializers import (
     EnquiryBodyRequestSchema,
@@ -51,7 +52,7 @@ class HostedPaymentsView(GatewayAPIView):
 
     @extend_schema(
         operation_id="hosted_payment_create", request=HostedPaymentRequestSchema,
-        responses={200: HostedSessionResponseSchema},
+        responses={200: HostedSessionResponseSchema, **error_responses(400, 401, 403, 429)},
         parameters=[OpenApiParameter("X-Merchant-Id", str, OpenApiParameter.HEADER, required=False,
                                      description="Optional; must be the API key's merchant when sent.")],
         description="Open a hosted checkout session (docs/hosted-checkout.md). Amounts are integer paise.",
@@ -89,7 +90,7 @@ class HostedPaymentsView(GatewayAPIView):
         })
 
     @extend_schema(
-        operation_id="payment_enquiry", responses={200: TransactionSchema},
+        operation_id="payment_enquiry", responses={200: TransactionSchema, **error_responses(400, 401, 404, 429)},
         parameters=[OpenApiParameter("merchantId", str, required=True),
                     OpenApiParameter("merchantTxnId", str, required=True)],
         description="Enquiry by merchantTxnId, payments of both flows. amount is paise, paidAmount rupees.",
@@ -111,7 +112,7 @@ class PaymentEnquiryView(GatewayAPIView):
 
     @extend_schema(
         operation_id="payment_enquiry_body", request=EnquiryBodyRequestSchema,
-        responses={200: EnquiryBodyResponseSchema},
+        responses={200: EnquiryBodyResponseSchema, **error_responses(400, 401, 404, 429)},
         description="Enquiry, body form: clientCode or merchantId; checksum and timestamp verified when "
                     "present (merchantId|merchantTxnId|0|INR|timestamp).",
     )

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from gateway.api import GatewayAPIView
 from gateway.auth import IsMerchant
 from gateway.errors import S2SNotEnabled, ValidationError
+from gateway.schema import error_responses
 from payments.api.s2s_serializers import (
     S2SPaymentRequestSerializer,
     S2SPaymentResponseSerializer,
@@ -40,7 +41,7 @@ class S2SPaymentCreateView(GatewayAPIView):
             OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
                              description="Same key and body: the original response again. Kept 24 hours."),
         ],
-        responses={200: S2SPaymentResponseSerializer},
+        responses={200: S2SPaymentResponseSerializer, **error_responses(400, 401, 403, 429)},
         description="Create a UPI QR or intent payment. Amounts are integer paise.",
     )
     def post(self, request):

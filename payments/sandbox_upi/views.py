@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from gateway.errors import MethodNotAllowed, NotFound, ValidationError, error_response
+from gateway.schema import error_responses
 from gateway.tracing import current_trace_id
 from payments.acquirer.sandbox import UPI_FAILURE_VPA, UPI_SUCCESS_VPA, UPI_TEST_VPAS, UPI_TIMEOUT_VPA
 from payments.models import Payment
@@ -70,7 +71,9 @@ class SandboxUpiPayView(APIView):
             "success": serializers.BooleanField(), "txnId": serializers.CharField(),
             "paymentId": serializers.CharField(), "merchantTxnId": serializers.CharField(),
             "status": serializers.CharField(), "payerVpa": serializers.CharField(),
-            "message": serializers.CharField(), "traceId": serializers.CharField()})},
+            "message": serializers.CharField(), "traceId": serializers.CharField()}),
+            # 404: every request in production; 429: counted per client address (no API key).
+            **error_responses(400, 404, 429)},
         description="Staging only: pay a UPI link from a test VPA, as the customer's UPI app would.",
     )
     def post(self, request):
