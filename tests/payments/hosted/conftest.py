@@ -10,12 +10,11 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from tests.support.browser import shared_chromium
 from tests.support.factories import TestMerchant, make_merchant, now
 
 URL = "/api/v2/payments"
 RETURN_URL = "http://merchant.test/shop/return"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
 ARTIFACTS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "artifacts")
@@ -84,23 +83,10 @@ def create_session(api):
 
 @pytest.fixture(scope="session")
 def browser():
-    """One Chromium for the whole run (never `playwright install`: the system's Chromium)."""
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a
-    # thread with a running loop unless told that this is deliberate.
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            yield chromium
-            chromium.close()
-    finally:
-        if previous is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+    """One Chromium for the whole run (never `playwright install`: the system's Chromium),
+    shared with the other test directories that drive a browser (tests.support.browser)."""
+    with shared_chromium() as chromium:
+        yield chromium
 
 
 @pytest.fixture
