@@ -7,6 +7,7 @@ REQUEST_EXPIRED), is gateway.signing's to decide once the fields are known to be
 """
 from __future__ import annotations
 
+import math
 import re
 
 from django.core.validators import EmailValidator, URLValidator
@@ -35,6 +36,15 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _CONTROL_BUT_LINE_BREAKS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _PHONE = re.compile(r"\d{10}")
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def _is_unicode(value: str) -> bool:
+    """False for a lone surrogate (JSON's "\\ud800"), which no database text column can store."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class StrictCharField(serializers.CharField):
@@ -105,12 +115,17 @@ class MetadataField(serializers.Field):
         for key, value in data.items():
             if not key or len(key) > METADATA_KEY_MAX:
                 raise serializers.ValidationError(f"keys must be 1 to {METADATA_KEY_MAX} characters")
+            if _CONTROL.search(key) or not _is_unicode(key):
+                raise serializers.ValidationError("keys must not contain control or surrogate characters")
             if isinstance(value, (dict, list)):
                 raise serializers.ValidationError(f"{key}: values must be strings, numbers, booleans or null")
             if isinstance(value, str) and len(value) > METADATA_VALUE_MAX:
                 raise serializers.ValidationError(f"{key}: string values must be at most {METADATA_VALUE_MAX} characters")
-            if isinstance(value, str) and _CONTROL_BUT_LINE_BREAKS.search(value) or _CONTROL.search(key):
-                raise serializers.ValidationError(f"{key!r}: must not contain control characters")
+            if isinstance(value, str) and (_CONTROL_BUT_LINE_BREAKS.search(value) or not _is_unicode(value)):
+                raise serializers.ValidationError(f"{key}: must not contain control or surrogate characters")
+            if isinstance(value, float) and not math.isfinite(value):
+                # 1e400 parses as infinity, which JSON (and PostgreSQL's jsonb) cannot hold.
+                raise serializers.ValidationError(f"{key}: must be a finite number")
         return data
 
     def to_representation(self, value):
