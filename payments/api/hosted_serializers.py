@@ -10,9 +10,8 @@ from __future__ import annotations
 import math
 import re
 
-from django.core.validators import EmailValidator, URLValidator
+from django.core.validators import EmailValidator, RegexValidator, URLValidator
 from django.core.exceptions import ValidationError as DjangoValidationError
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -34,8 +33,8 @@ UDF_MAX = 255
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _CONTROL_BUT_LINE_BREAKS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_PHONE = re.compile(r"\d{10}")
-_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+_PHONE = r"^[0-9]{10}\Z"  # ASCII digits: \d would also take other scripts' digits
+_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 
 
 def _is_unicode(value: str) -> bool:
@@ -67,7 +66,7 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
-@extend_schema_field(OpenApiTypes.INT)
+@extend_schema_field({"type": "integer", "format": "int64", "minimum": AMOUNT_MIN_PAISE, "maximum": AMOUNT_MAX_PAISE})
 class PaiseField(serializers.Field):
     """A JSON integer (not a string, float or boolean) of paise within the bounds."""
 
@@ -87,6 +86,7 @@ class PaiseField(serializers.Field):
         return value
 
 
+@extend_schema_field({"type": "string", "format": "uri"})
 class ReturnUrlField(StrictCharField):
     """An absolute http(s) address. The customer's browser goes there, the gateway never
     fetches it, so loopback and private hosts are fine (merchants test on localhost)."""
@@ -102,7 +102,10 @@ class ReturnUrlField(StrictCharField):
         return value
 
 
-@extend_schema_field(OpenApiTypes.OBJECT)
+@extend_schema_field({"type": "object", "maxProperties": METADATA_MAX_KEYS,
+                      "additionalProperties": {"oneOf": [{"type": "string", "maxLength": METADATA_VALUE_MAX},
+                                                         {"type": "number"}, {"type": "boolean"}],
+                                               "nullable": True}})
 class MetadataField(serializers.Field):
     """A flat JSON object: at most 50 keys of at most 40 characters; values are strings of at
     most 500 characters, numbers, booleans or null."""
@@ -132,6 +135,7 @@ class MetadataField(serializers.Field):
         return value
 
 
+@extend_schema_field({"type": "string", "pattern": _HEX64.pattern})
 class ChecksumField(StrictCharField):
     """64 hex characters, else VALIDATION_ERROR. Whether it is the right digest is
     gateway.signing's question, compared exactly (docs/decisions.md: upper case is
@@ -151,8 +155,12 @@ class HostedPaymentCreateSerializer(serializers.Serializer):
     currency = serializers.ChoiceField(choices=["INR"], error_messages={"invalid_choice": "must be INR"})
     returnUrl = ReturnUrlField(max_length=RETURN_URL_MAX)
     customerName = StrictCharField(max_length=CUSTOMER_NAME_MAX, required=False, allow_blank=True, allow_null=True)
-    customerEmail = StrictCharField(max_length=CUSTOMER_EMAIL_MAX, required=False, allow_blank=True, allow_null=True)
-    customerPhone = StrictCharField(required=False, allow_blank=True, allow_null=True)
+    # Validators (run on non-blank values only) both check and document: the OpenAPI schema
+    # shows them as format and pattern.
+    customerEmail = StrictCharField(max_length=CUSTOMER_EMAIL_MAX, required=False, allow_blank=True, allow_null=True,
+                                    validators=[EmailValidator(message="must be a valid email address")])
+    customerPhone = StrictCharField(required=False, allow_blank=True, allow_null=True,
+                                    validators=[RegexValidator(_PHONE, message="must be exactly 10 digits")])
     description = StrictCharField(max_length=DESCRIPTION_MAX, required=False, allow_blank=True, allow_null=True,
                                   allow_line_breaks=True)
     metadata = MetadataField(required=False, allow_null=True)
@@ -169,16 +177,9 @@ class HostedPaymentCreateSerializer(serializers.Serializer):
 
     def validate_customerEmail(self, value):
         # Blank means "not given": the official SDK always sends the key.
-        if value:
-            try:
-                EmailValidator()(value)
-            except DjangoValidationError:
-                raise serializers.ValidationError("must be a valid email address") from None
         return value or ""
 
     def validate_customerPhone(self, value):
-        if value and not _PHONE.fullmatch(value):
-            raise serializers.ValidationError("must be exactly 10 digits")
         return value or ""
 
     def validate_customerName(self, value):

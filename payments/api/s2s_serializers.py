@@ -15,6 +15,7 @@ import re
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import EmailValidator
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -87,7 +88,6 @@ class StrictString(serializers.CharField):
         return value
 
 
-@extend_schema_field(OpenApiTypes.INT64)
 class StrictInteger(serializers.Field):
     """Only a JSON integer (not a string, a float or a boolean), within bounds."""
 
@@ -128,6 +128,43 @@ class EmailString(StrictString):
         except DjangoValidationError:
             raise serializers.ValidationError("must be a valid email address") from None
         return value
+
+
+@extend_schema_field({"type": "string", "enum": ["INR"]})
+class CurrencyString(StrictString):
+    """The currency: INR is the only one (checked by the serializer's validate_currency)."""
+
+
+@extend_schema_field({"type": "string", "enum": list(PAYMENT_MODES)})
+class PaymentModeString(StrictString):
+    """Only the type is checked here: a string that is not UPI_QR or UPI_INTENT is
+    INVALID_PAYMENT_MODE (payments.services.s2s), not VALIDATION_ERROR."""
+
+
+class StrictStringSchema(OpenApiSerializerFieldExtension):
+    """A StrictString in the OpenAPI document: its pattern, and format email for an EmailString
+    (lengths come from the field's validators). Read from the attributes that validate, so the
+    document cannot drift from the checks."""
+
+    target_class = StrictString
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = {"type": "string"}
+        if self.target.pattern is not None:
+            schema["pattern"] = self.target.pattern.pattern
+        if isinstance(self.target, EmailString):
+            schema["format"] = "email"
+        return schema
+
+
+class StrictIntegerSchema(OpenApiSerializerFieldExtension):
+    """A StrictInteger in the OpenAPI document: a 64-bit integer with its bounds."""
+
+    target_class = StrictInteger
+
+    def map_serializer_field(self, auto_schema, direction):
+        return {"type": "integer", "format": "int64", "minimum": self.target.low, "maximum": self.target.high}
 
 
 class NonBlankName(StrictString):
@@ -180,13 +217,13 @@ class S2SPaymentRequestSerializer(serializers.Serializer):
     merchantTxnId = StrictString(max_length=MERCHANT_TXN_ID_MAX, pattern=_MERCHANT_TXN_ID,
                                  pattern_message="must be letters, digits, underscores or hyphens")
     amount = StrictInteger(low=AMOUNT_MIN, high=AMOUNT_MAX)
-    currency = StrictString()
+    currency = CurrencyString()
     customerName = NonBlankName(min_length=CUSTOMER_NAME_MIN, max_length=CUSTOMER_NAME_MAX)
     customerEmail = EmailString(max_length=CUSTOMER_EMAIL_MAX)
     customerPhone = StrictString(max_length=CUSTOMER_PHONE_MAX, pattern=_PHONE,
                                  pattern_message="must be digits, optionally with +, spaces, hyphens or parentheses")
     # Only the type here: a string that is not UPI_QR / UPI_INTENT is INVALID_PAYMENT_MODE.
-    paymentMode = StrictString(allow_blank=True)
+    paymentMode = PaymentModeString(allow_blank=True)
     checksum = StrictString(pattern=_HEX64, pattern_message="must be exactly 64 hexadecimal characters")
     # Any value passes here: payments.services.s2s decides it (missing or malformed is
     # INVALID_TIMESTAMP, not VALIDATION_ERROR, as the interface says).

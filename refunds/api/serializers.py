@@ -40,7 +40,7 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
-@extend_schema_field(OpenApiTypes.INT64)
+@extend_schema_field({"type": "integer", "format": "int64", "minimum": 1})
 class PaiseField(serializers.Field):
     """A positive JSON integer of paise. The upper bound is the payment's remaining amount,
     which the service checks under the payment's lock."""
