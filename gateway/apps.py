@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class GatewayConfig(AppConfig):
@@ -6,4 +7,7 @@ class GatewayConfig(AppConfig):
     verbose_name = "Merchant platform"
 
     def ready(self):
-        from gateway import schema  # noqa: F401  registers the X-Api-Key scheme with drf-spectacular
+        from gateway import roles, schema  # noqa: F401  schema registers the X-Api-Key scheme with drf-spectacular
+
+        # Keeps the console's role groups complete when a later migration adds a permission.
+        post_migrate.connect(roles.sync_after_migrate, dispatch_uid="gateway.roles.sync_after_migrate")
