@@ -1,8 +1,14 @@
-"""Views of the platform itself: health, and the envelope handlers Django calls."""
+"""Views of the platform itself: health, and the error handlers Django calls.
+
+Errors are the JSON envelope everywhere except in the admin console, where a person reads
+them: there a refused permission or a stale form is an HTML 403 page in the console's look.
+"""
 import logging
 
 from django.db import connection
 from django.http import JsonResponse
+from django.template.response import TemplateResponse
+from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
 from gateway.errors import InternalError, NotFound, ServiceUnavailable, Unauthorized, ValidationError, \
@@ -55,7 +61,28 @@ def bad_request(request, exception=None):
     return error_response(bad_request_error(exception))
 
 
+def _is_console(request) -> bool:
+    try:
+        return request.path.startswith(reverse("admin:index"))
+    except NoReverseMatch:  # a URLconf without the admin
+        return False
+
+
+def _console_forbidden(request, message: str):
+    from django.contrib import admin
+
+    from gateway.roles import user_roles
+
+    context = {**admin.site.each_context(request), "title": "Permission needed", "message": message,
+               "roles": user_roles(request.user)}
+    response = TemplateResponse(request, "admin/403.html", context, status=403)
+    return response.render()
+
+
 def permission_denied(request, exception=None):
+    if _is_console(request):
+        message = str(exception or "") or "Your account does not have the permission this page or action needs."
+        return _console_forbidden(request, message)
     return error_response(Unauthorized())
 
 
@@ -68,6 +95,10 @@ def server_error(request):
 
 
 def csrf_failure(request, reason=""):
+    if _is_console(request):
+        return _console_forbidden(request, "The form's security token is missing or stale (the page was open "
+                                           "too long, or you signed in again elsewhere). Go back, reload the "
+                                           "page and submit it again.")
     return error_response(ValidationError(
         "the form's security token is missing or stale; reload the page and try again",
         field="csrfmiddlewaretoken"))

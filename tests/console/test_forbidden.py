@@ -1,0 +1,47 @@
+"""Staff refused a console page get an HTML 403 page that says what is missing; API clients
+still get the JSON envelope (CONTRACT.md), and a stale console form is a 403 page too."""
+import pytest
+from django.core.exceptions import PermissionDenied
+from django.test import Client, RequestFactory
+
+from gateway.views import permission_denied
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_refused_admin_page_is_an_html_403_in_the_console(as_role, shop):
+    response = as_role("support").get("/admin/payments/payment/settlement-export/")
+    assert response.status_code == 403
+    assert response["Content-Type"].startswith("text/html")
+    html = response.content.decode()
+    assert "Permission needed" in html and "payments.export_settlement" in html and "finance" in html
+    assert 'id="site-name"' in html  # the console's own header: the page is in the admin's look
+    assert "errorCode" not in html
+
+
+def test_django_admins_own_refusals_are_html_too(as_role, shop):
+    response = as_role("support").get("/admin/gateway/merchant/add/")
+    assert response.status_code == 403 and response["Content-Type"].startswith("text/html")
+    assert "does not have the permission" in response.content.decode()
+
+
+def test_api_paths_keep_the_json_envelope():
+    request = RequestFactory().get("/api/v2/payments/enquiry")
+    response = permission_denied(request, PermissionDenied())
+    assert response.status_code == 401 and response["Content-Type"] == "application/json"
+    body = __import__("json").loads(response.content)
+    assert body["success"] is False and body["errorCode"] == "UNAUTHORIZED"
+
+
+def test_an_unauthenticated_api_call_is_still_the_envelope(client):
+    response = client.get("/api/v2/refunds/rfnd_nope")
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json()["errorCode"] == "UNAUTHORIZED"
+
+
+def test_a_stale_console_form_is_an_html_403_that_says_to_reload(admin_user, shop):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(admin_user)
+    response = client.post(f"/admin/gateway/merchant/{shop.merchant.pk}/rotate/secret-key/", {})
+    assert response.status_code == 403 and response["Content-Type"].startswith("text/html")
+    assert "reload the page" in response.content.decode()
