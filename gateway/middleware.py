@@ -92,3 +92,22 @@ class SandboxGateMiddleware:
         if settings.IS_PRODUCTION and (request.path == "/sandbox" or request.path.startswith("/sandbox/")):
             return error_response(NotFound())
         return self.get_response(request)
+
+
+class NulCharacterMiddleware:
+    """PostgreSQL text cannot hold NUL, so an id or parameter carrying one would reach the
+    database as an error (a 500). Refuse it here: no resource has NUL in its path (404), and a
+    query parameter with one is a VALIDATION_ERROR naming it. JSON bodies are checked by
+    gateway.parsers.GatewayJSONParser."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if "\x00" in request.path:
+            return error_response(NotFound())
+        for name, values in request.GET.lists():
+            if "\x00" in name or any("\x00" in value for value in values):
+                return error_response(ValidationError("must not contain NUL characters",
+                                                      field=name.replace("\x00", "") or "query"))
+        return self.get_response(request)

@@ -78,6 +78,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Serves the checkout's CSS and the admin's assets under gunicorn, no proxy needed.
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "gateway.middleware.NulCharacterMiddleware",
     "gateway.middleware.SandboxGateMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -228,7 +229,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["gateway.auth.IsMerchant"],
     "DEFAULT_THROTTLE_CLASSES": ["gateway.ratelimit.MerchantRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["gateway.parsers.GatewayJSONParser"],
     "EXCEPTION_HANDLER": "gateway.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
