@@ -1,6 +1,7 @@
 """Webhook payloads of payment events (documented in docs/webhooks.md and docs/payments.md).
 
-Amounts are integer paise in both payloads: `amount`, `paid_amount` / `paidAmount`.
+Amounts are integer paise in both payloads: `amount`, `paid_amount` / `paidAmountPaise`. (Only
+enquiry's `paidAmount` is rupees, so no paise figure here is called `paidAmount`.)
 """
 from payments.models import Payment
 
@@ -47,7 +48,7 @@ def s2s_payload(payment: Payment) -> dict:
         "merchantTxnId": payment.merchant_txn_id,
         "status": payment.status,
         "amount": payment.amount,
-        "paidAmount": payment.paid_amount or 0,
+        "paidAmountPaise": payment.paid_amount or 0,
         "currency": payment.currency,
         "paymentMode": payment.s2s_mode,
         "bankRrn": payment.bank_rrn or None,

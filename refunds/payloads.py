@@ -49,6 +49,6 @@ def refund_webhook_payload(refund: Refund, *, paid_amount: int, refunded_amount:
     return {
         "event": EVENT_TYPES[refund.status],
         **refund_record(refund),
-        "paidAmount": paid_amount,
+        "paidAmountPaise": paid_amount,
         "refundedAmount": refunded_amount,
     }

@@ -161,7 +161,7 @@ class RefundListSerializer(serializers.Serializer):
     success = serializers.BooleanField(default=True)
     sabpaisaTxnId = serializers.CharField()
     merchantTxnId = serializers.CharField()
-    paidAmount = serializers.IntegerField(help_text="paise; 0 unless the payment is SUCCESS")
+    paidAmountPaise = serializers.IntegerField(help_text="paise; 0 unless the payment is SUCCESS")
     refundedAmount = serializers.IntegerField(help_text="paise, sum of PROCESSED refunds")
     refundPendingAmount = serializers.IntegerField(help_text="paise, sum of PENDING refunds")
     refundableAmount = serializers.IntegerField(help_text="paise still refundable")

@@ -81,7 +81,7 @@ class RefundsView(GatewayAPIView):
             "success": True,
             "sabpaisaTxnId": payment.sabpaisa_txn_id,
             "merchantTxnId": payment.merchant_txn_id,
-            "paidAmount": selectors.payment_paid_amount(payment) if payment.status == Payment.Status.SUCCESS else 0,
+            "paidAmountPaise": selectors.payment_paid_amount(payment) if payment.status == Payment.Status.SUCCESS else 0,
             "refundedAmount": selectors.refunded_amount(payment),
             "refundPendingAmount": selectors.refund_pending_amount(payment),
             "refundableAmount": selectors.refundable_amount(payment),

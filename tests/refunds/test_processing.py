@@ -45,7 +45,7 @@ def test_processed_refund_has_a_bank_reference_and_records_refund_processed(merc
     assert payload["refundAmount"] == 4_000
     assert payload["status"] == "PROCESSED"
     assert payload["bankRefundReference"] == refund.bank_refund_reference
-    assert payload["paidAmount"] == 10_000 and payload["refundedAmount"] == 4_000
+    assert payload["paidAmountPaise"] == 10_000 and payload["refundedAmount"] == 4_000
     assert payload["reason"] == "returned"
     assert payload["processedAt"].endswith("Z")
 

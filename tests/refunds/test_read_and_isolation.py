@@ -27,7 +27,7 @@ def test_list_shows_every_refund_of_the_payment_with_its_totals(api, post_refund
     assert [r["refundId"] for r in body["refunds"]] == [first["refundId"], second["refundId"]]
     assert [r["status"] for r in body["refunds"]] == ["PROCESSED", "PENDING"]
     assert body["count"] == 2
-    assert (body["paidAmount"], body["refundedAmount"], body["refundPendingAmount"], body["refundableAmount"]) == \
+    assert (body["paidAmountPaise"], body["refundedAmount"], body["refundPendingAmount"], body["refundableAmount"]) == \
         (10_000, 1_000, 2_000, 7_000)
 
 

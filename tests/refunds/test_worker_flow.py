@@ -62,7 +62,7 @@ def test_refunds_are_processed_by_the_worker_and_their_webhooks_delivered(
     assert body["status"] == "PROCESSED" and body["refundAmount"] == 50_000
     assert body["bankRefundReference"].startswith("RF")
     assert body["sabpaisaTxnId"] == payment.sabpaisa_txn_id
-    assert body["paidAmount"] == 200_013
+    assert body["paidAmountPaise"] == 200_013
 
     body = failed.json()
     assert body["event"] == "refund.failed" and body["refundId"] == "WF-FAIL"
