@@ -10,9 +10,14 @@ What it does, in the order that matters:
    300000 ms of now; anything else gets 401;
 3. drops an event it has already processed, by X-Service-Event-Id (delivery is at least once),
    and still answers 200 so that the gateway stops retrying;
-4. answers 200 quickly; slow work belongs in your own queue.
+4. hands a new event to your handler and remembers its id **only after the handler succeeded**.
+   If the handler raises, the id is not remembered and the answer is 500, so the gateway's retry
+   is processed (remembering it first would answer the retry "duplicate" and lose the event).
+   A second delivery arriving while the first is still being handled gets 409 and is retried;
+5. answers quickly; slow work belongs in your own queue.
 
-In production keep the processed event ids in your database (a unique column), not in memory.
+In production keep the processed event ids in your database (a unique column), not in memory,
+and insert the id in the same transaction as the handler's own writes: both commit or neither.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import os
 import sys
 import threading
@@ -51,18 +57,37 @@ def verify_signature(raw_body: bytes, header: str | None, secret: str, *,
 
 
 class SeenEvents:
-    """Event ids already processed. Swap for a database table with a unique constraint."""
+    """Event ids already processed, and those being processed right now. Swap for a database
+    table with a unique constraint, written in the same transaction as the handler's work."""
+
+    NEW, IN_PROGRESS, DONE = "new", "in progress", "done"
 
     def __init__(self):
-        self._ids: set[str] = set()
+        self._done: set[str] = set()
+        self._in_progress: set[str] = set()
         self._lock = threading.Lock()
 
-    def first_time(self, event_id: str) -> bool:
+    def begin(self, event_id: str) -> str:
+        """DONE: processed before; IN_PROGRESS: another delivery is being handled right now;
+        NEW: the caller now handles it and must call done() or release()."""
         with self._lock:
-            if event_id in self._ids:
-                return False
-            self._ids.add(event_id)
-            return True
+            if event_id in self._done:
+                return self.DONE
+            if event_id in self._in_progress:
+                return self.IN_PROGRESS
+            self._in_progress.add(event_id)
+            return self.NEW
+
+    def done(self, event_id: str) -> None:
+        """The handler succeeded: every later delivery of the event is a duplicate."""
+        with self._lock:
+            self._in_progress.discard(event_id)
+            self._done.add(event_id)
+
+    def release(self, event_id: str) -> None:
+        """The handler failed: forget the attempt, so the gateway's retry is handled afresh."""
+        with self._lock:
+            self._in_progress.discard(event_id)
 
 
 def make_handler(secret: str, on_event, seen: SeenEvents | None = None):
@@ -78,10 +103,21 @@ def make_handler(secret: str, on_event, seen: SeenEvents | None = None):
             except InvalidSignature as exc:
                 return self._answer(401, {"error": str(exc)})
             event_id = self.headers.get("X-Service-Event-Id", "")
-            if seen.first_time(event_id):
+            state = seen.begin(event_id)
+            if state == SeenEvents.DONE:
+                return self._answer(200, {"received": True, "duplicate": True})
+            if state == SeenEvents.IN_PROGRESS:
+                # Not 200: should the other delivery's handler fail, this event would be lost.
+                return self._answer(409, {"error": "this event is being processed; retry later"})
+            try:
                 on_event(event_id, json.loads(raw_body))
-                return self._answer(200, {"received": True})
-            return self._answer(200, {"received": True, "duplicate": True})
+            except Exception:
+                # Not remembered: the gateway retries on any non-2xx and the retry is processed.
+                logging.getLogger("webhook_receiver").exception("event %s: handler failed", event_id)
+                seen.release(event_id)
+                return self._answer(500, {"error": "processing failed; retry later"})
+            seen.done(event_id)  # only now: a handler that raised must not make its retry a "duplicate"
+            return self._answer(200, {"received": True})
 
         def _answer(self, status: int, body: dict):
             data = json.dumps(body).encode()
