@@ -1,20 +1,26 @@
 """Refunds in the admin console.
 
 Staff never edit a refund: RefundAdmin is read-only, with each refund's timeline. Finance staff
-holding `refunds.initiate_refund` start a full or partial refund of a payment at
-/admin/refunds/refund/initiate/<payment pk>/, which goes through refunds.services.refund_create
-(the same rules and lock as the API) and is written to the audit log; a refused attempt is
-audited too. Staff without the permission get 403.
+holding `refunds.initiate_refund` (the finance role, gateway/roles.py) start a full or partial
+refund of a payment at /admin/refunds/refund/initiate/<payment pk>/ (linked from the payment's
+page), which goes through refunds.services.refund_create (the same rules and lock as the API)
+and is written to the audit log; a refused attempt is audited too. Staff without the
+permission get the console's 403 page naming it.
+
+The list never counts the whole table and searches exact values only (gateway.console.lists).
 """
 from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from gateway import roles
+from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.errors import GatewayError, ValidationError
 from gateway.money import rupees_str
 from gateway.services import audit_record
@@ -23,7 +29,7 @@ from refunds import selectors, services
 from refunds.api.serializers import REASON_MAX, is_refund_id
 from refunds.models import Refund, RefundEvent, new_refund_id
 
-INITIATE_PERMISSION = "refunds.initiate_refund"
+INITIATE_PERMISSION = roles.INITIATE_REFUND
 
 
 class RefundInitiateForm(forms.Form):
@@ -67,16 +73,31 @@ def _paise(value: int | None) -> str:
     return "—" if value is None else f"{value} paise (₹{rupees_str(value)})"
 
 
+class RefundMethodFilter(admin.SimpleListFilter):
+    """The payment methods, from their choices (not a DISTINCT over the refunds table)."""
+
+    title = "method"
+    parameter_name = "payment_mode"
+
+    def lookups(self, request, model_admin):
+        return Payment.Mode.choices
+
+    def queryset(self, request, queryset):
+        return queryset.filter(payment_mode=self.value()) if self.value() else queryset
+
+
 @admin.register(Refund)
-class RefundAdmin(admin.ModelAdmin):
+class RefundAdmin(FastListMixin, admin.ModelAdmin):
     list_display = ("refund_id", "merchant", "payment_link", "amount_display", "status", "payment_mode",
                     "source", "bank_refund_reference", "created_at", "processed_at")
-    list_filter = ("status", "source", "payment_mode")
-    search_fields = ("refund_id", "payment__sabpaisa_txn_id", "payment__merchant_txn_id", "bank_refund_reference",
-                     "merchant__code")
+    list_filter = ("status", ("merchant", admin.RelatedFieldListFilter), "source", RefundMethodFilter,
+                   ("created_at", DayRangeFilter))
+    search_fields = ("refund_id__exact", "payment__sabpaisa_txn_id__exact", "payment__merchant_txn_id__exact",
+                     "bank_refund_reference__exact", "merchant__code__exact")
+    search_help_text = "An exact refundId, sabpaisaTxnId, merchantTxnId, bank refund reference or merchant code."
     list_select_related = ("merchant", "payment")
-    date_hierarchy = "created_at"
-    show_full_result_count = False
+    ordering = ("-created_at", "-id")
+    sortable_by = ("created_at", "processed_at")
     inlines = [RefundEventInline]
     fields = ("refund_id", "merchant", "payment_link", "amount_display", "currency", "status", "reason",
               "payment_mode", "refund_method", "bank_refund_reference", "failure_reason", "source",
@@ -92,9 +113,10 @@ class RefundAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    @admin.display(description="payment (sabpaisaTxnId)", ordering="payment__sabpaisa_txn_id")
+    @admin.display(description="payment (sabpaisaTxnId)")
     def payment_link(self, obj):
-        return obj.payment.sabpaisa_txn_id
+        return format_html('<a href="{}">{}</a>', reverse("admin:payments_payment_change", args=[obj.payment_id]),
+                           obj.payment.sabpaisa_txn_id)
 
     @admin.display(description="refund amount", ordering="amount")
     def amount_display(self, obj):
@@ -129,11 +151,9 @@ class RefundAdmin(admin.ModelAdmin):
     def initiate_view(self, request, payment_pk: int):
         """Start a full or partial refund of one payment, through the refund service."""
         if not request.user.has_perm(INITIATE_PERMISSION):
-            # Answered here rather than by raising PermissionDenied: the project's handler403
-            # gives API clients the UNAUTHORIZED envelope, and staff should see a 403 page.
-            context = {**self.admin_site.each_context(request), "title": "Permission needed",
-                       "opts": self.model._meta, "permission": INITIATE_PERMISSION}
-            return TemplateResponse(request, "admin/refunds/forbidden.html", context, status=403)
+            raise PermissionDenied(
+                f"Starting a refund needs the permission {INITIATE_PERMISSION} (\"Can initiate a refund of a "
+                f"payment\"; role: {' or '.join(roles.roles_holding(INITIATE_PERMISSION))}).")
         payment = get_object_or_404(Payment.objects.select_related("merchant"), pk=payment_pk)
         remaining = selectors.refundable_amount(payment)
         if request.method == "POST":
