@@ -8,7 +8,10 @@
   sent, so a merchant whose verifier rejects us can find which input differs.
 - "Send a test event" to a merchant's address, through webhooks.services.webhook_test_send.
 
-Nothing here writes a field itself; the log is read-only.
+Nothing here writes a field itself; the log is read-only. Resending and test events need
+webhooks.change_webhookdelivery (every console role, gateway/roles.py). The lists never count
+the whole table, filter without a DISTINCT over it and search exact values only
+(gateway.console.lists); a payment's own deliveries are also on its page, with a resend button.
 """
 from __future__ import annotations
 
@@ -17,18 +20,46 @@ import hashlib
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db.models import OuterRef, Subquery
 from django.http import HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from gateway import roles
+from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.errors import GatewayError
 from gateway.models import Merchant
+from payments.payloads import EVENT_TYPES as PAYMENT_EVENT_TYPES
+from refunds.payloads import EVENT_TYPES as REFUND_EVENT_TYPES
 from webhooks import services
-from webhooks.models import WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
+from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
 
-CHANGE_PERMISSION = "webhooks.change_webhookdelivery"
+CHANGE_PERMISSION = roles.RESEND_WEBHOOK
+EVENT_TYPES = sorted({*PAYMENT_EVENT_TYPES.values(), *REFUND_EVENT_TYPES.values(), TEST_EVENT_TYPE})
+
+
+def _refused(doing: str) -> PermissionDenied:
+    return PermissionDenied(f"{doing} needs the permission {CHANGE_PERMISSION} "
+                            f"(role: {' or '.join(roles.roles_holding(CHANGE_PERMISSION))}).")
+
+
+class EventTypeFilter(admin.SimpleListFilter):
+    """The event types the gateway sends, from the code (not a DISTINCT over the table)."""
+
+    title = "type"
+    parameter_name = "event_type"
+
+    def __init__(self, request, params, model, model_admin):
+        self.lookup_path = "event__event_type" if model is WebhookDelivery else "event_type"
+        super().__init__(request, params, model, model_admin)
+
+    def lookups(self, request, model_admin):
+        return [(name, name) for name in EVENT_TYPES]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(**{self.lookup_path: self.value()}) if self.value() else queryset
 
 
 class ReadOnlyAdminMixin:
@@ -68,14 +99,17 @@ class DeliveryInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("id", "event_id_link", "event_type", "subject_id", "merchant", "status", "attempts",
                     "last_http_status", "next_attempt_at", "created_at")
-    list_filter = ("status", "event__event_type", ("merchant", admin.RelatedOnlyFieldListFilter))
-    search_fields = ("=event__id", "=event__subject_id", "=merchant__code")
+    list_filter = ("status", EventTypeFilter, ("merchant", admin.RelatedFieldListFilter),
+                   ("created_at", DayRangeFilter))
+    search_fields = ("event__id__exact", "event__subject_id__exact", "merchant__code__exact")
+    search_help_text = "An exact event id (evt_…), sabpaisaTxnId or refundId, or merchant code."
     list_select_related = ("event", "merchant")
-    date_hierarchy = "created_at"
-    show_full_result_count = False
+    # Newest first by id, which follows creation: the table has no index on created_at alone.
+    ordering = ("-id",)
+    sortable_by = ()
     actions = ["resend_now"]
     inlines = [AttemptInline]
     change_form_template = "admin/webhooks/webhookdelivery/change_form.html"
@@ -97,7 +131,11 @@ class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return super().lookup_allowed(lookup, value, request)
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("event", "merchant")
+        # The last attempt's answer, in the same query as the list (not one query per row).
+        last = WebhookDeliveryAttempt.objects.filter(delivery=OuterRef("pk")).order_by("-number")
+        return super().get_queryset(request).select_related("event", "merchant").annotate(
+            last_http_status_value=Subquery(last.values("http_status")[:1]),
+            last_outcome_value=Subquery(last.values("outcome")[:1]))
 
     # columns -------------------------------------------------------------------------------
     @admin.display(description="event", ordering="event__id")
@@ -115,8 +153,9 @@ class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="last HTTP status")
     def last_http_status(self, obj):
-        last = obj.attempt_rows.order_by("-number").first()
-        return (last.http_status or last.outcome) if last else "-"
+        if not getattr(obj, "last_outcome_value", None):
+            return "-"
+        return obj.last_http_status_value or obj.last_outcome_value
 
     @admin.display(description="logs")
     def subject_log(self, obj):
@@ -192,7 +231,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         if not request.user.has_perm(CHANGE_PERMISSION):
-            raise PermissionDenied
+            raise _refused("Resending a webhook")
         delivery = get_object_or_404(WebhookDelivery, pk=delivery_id)
         try:
             services.delivery_resend(delivery=delivery, actor=request.user)
@@ -204,7 +243,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     def send_test_view(self, request):
         if not request.user.has_perm(CHANGE_PERMISSION):
-            raise PermissionDenied
+            raise _refused("Sending a test event")
         form = SendTestForm(request.POST or None, initial={"merchant": request.GET.get("merchant")})
         if request.method == "POST" and form.is_valid():
             try:
@@ -233,13 +272,14 @@ class SendTestForm(forms.Form):
 
 
 @admin.register(WebhookEvent)
-class WebhookEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class WebhookEventAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("id", "event_type", "subject_id", "merchant", "created_at")
-    list_filter = ("event_type", ("merchant", admin.RelatedOnlyFieldListFilter))
-    search_fields = ("=id", "=subject_id", "=merchant__code")
+    list_filter = (EventTypeFilter, ("merchant", admin.RelatedFieldListFilter), ("created_at", DayRangeFilter))
+    search_fields = ("id__exact", "subject_id__exact", "merchant__code__exact")
+    search_help_text = "An exact event id (evt_…), sabpaisaTxnId or refundId, or merchant code."
     list_select_related = ("merchant",)
-    date_hierarchy = "created_at"
-    show_full_result_count = False
+    ordering = ("-created_at",)
+    sortable_by = ("created_at",)
     inlines = [DeliveryInline]
     fields = ("id", "event_type", "merchant", "subject_id", "created_at", "body_sent")
     readonly_fields = ("body_sent",)
