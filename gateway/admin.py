@@ -1,7 +1,14 @@
-"""The console for merchants and their keys. Every change goes through gateway.services, which
-writes the audit record; credentials are shown once, on the page that follows a rotation."""
+"""The console for merchants and their keys, the audit log, and staff accounts.
+
+Every change to a merchant goes through gateway.services, which writes the audit record;
+credentials are shown once, on the page that follows a rotation. Rotating needs
+gateway.change_merchant (the administrators role, gateway/roles.py). Changes to staff
+accounts and groups (who holds which role) are audited too, never with a password.
+"""
 from django import forms
 from django.contrib import admin
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -9,7 +16,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from gateway import services
+from gateway import roles, services
+from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.errors import GatewayError
 from gateway.models import ApiKey, AuditRecord, Merchant
 from gateway.urlcheck import validate_webhook_url
@@ -64,16 +72,24 @@ class MerchantAdmin(admin.ModelAdmin):
     list_display = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit", "created_at")
     list_filter = ("is_active", "s2s_enabled")
     search_fields = ("code", "name")
-    readonly_fields = ("credential_actions", "created_at", "updated_at")
+    readonly_fields = ("credential_actions", "credential_note", "created_at", "updated_at")
     inlines = [ApiKeyInline]
     show_full_result_count = False
 
     def get_fields(self, request, obj=None):
         base = ["code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit"]
-        return base + (["credential_actions", "created_at", "updated_at"] if obj else [])
+        if obj is None:
+            return base
+        # Only those who may rotate see the rotate buttons.
+        credentials = "credential_actions" if request.user.has_perm(roles.CHANGE_MERCHANT) else "credential_note"
+        return base + [credentials, "created_at", "updated_at"]
 
     def get_readonly_fields(self, request, obj=None):
         return ("code", *self.readonly_fields) if obj else ()
+
+    @admin.display(description="credentials")
+    def credential_note(self, obj):
+        return "Rotating a key or secret needs the administrators role."
 
     @admin.display(description="credentials")
     def credential_actions(self, obj):
@@ -121,8 +137,9 @@ class MerchantAdmin(admin.ModelAdmin):
         return response
 
     def rotate_view(self, request, merchant_id, kind):
-        if not request.user.has_perm("gateway.change_merchant"):
-            raise PermissionDenied
+        if not request.user.has_perm(roles.CHANGE_MERCHANT):
+            raise PermissionDenied(f"Rotating a merchant's key or secret needs the permission {roles.CHANGE_MERCHANT} "
+                                   f"(role: {' or '.join(roles.roles_holding(roles.CHANGE_MERCHANT))}).")
         if kind not in CREDENTIAL_KINDS:
             raise Http404("no such credential")
         merchant = get_object_or_404(Merchant, pk=merchant_id)
@@ -142,14 +159,36 @@ class MerchantAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/gateway/merchant/rotate.html", context)
 
 
+class AuditActionFilter(admin.SimpleListFilter):
+    """The actions the console and the services record (a fixed list: a DISTINCT over the
+    whole audit table would read every row)."""
+
+    title = "action"
+    parameter_name = "action"
+    ACTIONS = (
+        "merchant.create", "merchant.update", "merchant.rotate_api_key", "merchant.rotate_secret_key",
+        "merchant.rotate_webhook_secret", "merchant.reencrypt_secrets", "refund.initiate", "refund.initiate_refused",
+        "webhook.resend", "webhook.test_send", "token.delete", "settlement.export",
+        "staff_user.create", "staff_user.update", "staff_user.delete",
+        "staff_group.create", "staff_group.update", "staff_group.delete",
+    )
+
+    def lookups(self, request, model_admin):
+        return [(action, action) for action in self.ACTIONS]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(action=self.value()) if self.value() else queryset
+
+
 @admin.register(AuditRecord)
-class AuditRecordAdmin(admin.ModelAdmin):
+class AuditRecordAdmin(FastListMixin, admin.ModelAdmin):
     list_display = ("created_at", "actor_name", "action", "object_type", "object_id", "merchant")
-    list_filter = ("action", "object_type")
-    search_fields = ("actor_name", "object_id", "merchant__code", "action")
+    list_filter = (AuditActionFilter, ("merchant", admin.RelatedFieldListFilter), ("created_at", DayRangeFilter))
+    search_fields = ("actor_name__exact", "object_id__exact", "merchant__code__exact", "action__exact")
+    search_help_text = "An exact staff user name, object id, merchant code or action."
     readonly_fields = [f.name for f in AuditRecord._meta.fields]
     list_select_related = ("merchant",)
-    show_full_result_count = False
+    sortable_by = ("created_at",)
 
     def has_add_permission(self, request):
         return False
@@ -159,6 +198,64 @@ class AuditRecordAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class AuditedAccountMixin:
+    """Staff accounts and groups decide who may refund, export or rotate keys: every change to
+    them, made in the console, is audited with before and after (never a password)."""
+
+    audit_name = ""
+
+    def audit_snapshot(self, obj) -> dict:
+        raise NotImplementedError
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            request._audit_before = self.audit_snapshot(type(obj).objects.get(pk=obj.pk))
+        super().save_model(request, obj, form, change)
+
+    def log_addition(self, request, obj, message):
+        services.audit_record(actor=request.user, action=f"{self.audit_name}.create", obj=obj,
+                              after=self.audit_snapshot(obj))
+        return super().log_addition(request, obj, message)
+
+    def log_change(self, request, obj, message):
+        after = {**self.audit_snapshot(type(obj).objects.get(pk=obj.pk)), "change": message}
+        services.audit_record(actor=request.user, action=f"{self.audit_name}.update", obj=obj,
+                              before=getattr(request, "_audit_before", None), after=after)
+        return super().log_change(request, obj, message)
+
+    def log_deletions(self, request, queryset):
+        for obj in queryset:
+            services.audit_record(actor=request.user, action=f"{self.audit_name}.delete", obj=obj,
+                                  before=self.audit_snapshot(obj))
+        return super().log_deletions(request, queryset)
+
+
+def _permission_names(permissions) -> list[str]:
+    return sorted(f"{p.content_type.app_label}.{p.codename}" for p in permissions.select_related("content_type"))
+
+
+class AuditedUserAdmin(AuditedAccountMixin, UserAdmin):
+    audit_name = "staff_user"
+
+    def audit_snapshot(self, obj) -> dict:
+        return {"username": obj.username, "is_active": obj.is_active, "is_staff": obj.is_staff,
+                "is_superuser": obj.is_superuser, "groups": sorted(obj.groups.values_list("name", flat=True)),
+                "user_permissions": _permission_names(obj.user_permissions.all())}
+
+
+class AuditedGroupAdmin(AuditedAccountMixin, GroupAdmin):
+    audit_name = "staff_group"
+
+    def audit_snapshot(self, obj) -> dict:
+        return {"name": obj.name, "permissions": _permission_names(obj.permissions.all())}
+
+
+for _model, _admin in ((User, AuditedUserAdmin), (Group, AuditedGroupAdmin)):
+    if admin.site.is_registered(_model):
+        admin.site.unregister(_model)
+    admin.site.register(_model, _admin)
 
 
 admin.site.site_header = "Payment gateway console"
