@@ -1,0 +1,96 @@
+"""One search box for every identifier a payment is known by.
+
+Staff paste whatever the caller has: the gateway's sabpaisaTxnId or paymentId, the
+merchant's order number (merchantTxnId), the bank's reference (RRN), a NEFT/RTGS/challan
+reference, the customer's email or phone, a refund's bank reference, a webhook event id.
+The term's shape says which identifiers it can be; each of those is an exact lookup on an
+index (payments.models, payments.lookups), joined with OR. No `icontains`: on a table of
+millions a substring search reads every row.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from django.db.models import Q, QuerySet
+
+from payments.lookups import PHONE_KEY_DIGITS, email_key, email_key_expression, phone_key, phone_key_expression
+from payments.models import Payment
+
+SABPAISA_TXN_ID = re.compile(r"SP[A-Z0-9]{18}")
+PHONE = re.compile(r"\+?[0-9 ().-]+")
+# Bank, transfer and refund references: letters, digits and a few separators, no spaces.
+REFERENCE = re.compile(r"[A-Za-z0-9_/-]{4,40}")
+
+
+@dataclass(frozen=True)
+class Identifier:
+    name: str   # shown to staff: "customer phone"
+    q: Q
+
+
+def identifiers_for(term: str) -> list[Identifier]:
+    """The identifiers `term` can be, most specific first, each with its exact lookup."""
+    term = term.strip()
+    if not term:
+        return []
+    found: list[Identifier] = []
+    upper = term.upper()
+    if SABPAISA_TXN_ID.fullmatch(upper):
+        found.append(Identifier("sabpaisaTxnId", Q(sabpaisa_txn_id=upper)))
+    if term.startswith("pay_"):
+        found.append(Identifier("paymentId", Q(payment_id=term)))
+    if term.startswith("evt_"):
+        from webhooks.models import WebhookEvent
+
+        # Resolved first (one primary-key lookup): an OR with a subquery in it cannot be
+        # answered from indexes, and PostgreSQL would read the whole payments table.
+        subjects = list(WebhookEvent.objects.filter(pk=term).values_list("subject_id", flat=True))
+        found.append(Identifier("webhook event id", Q(sabpaisa_txn_id__in=subjects)))
+    if "@" in term and " " not in term:
+        found.append(Identifier("customer email", Q(_email_key=email_key(term))))
+    if PHONE.fullmatch(term) and len(phone_key(term)) == PHONE_KEY_DIGITS and phone_key(term).isdigit():
+        found.append(Identifier("customer phone", Q(_phone_key=phone_key(term))))
+    if REFERENCE.fullmatch(term):
+        from refunds.models import Refund
+
+        found.append(Identifier("bank reference (RRN)", Q(bank_rrn=term)))
+        found.append(Identifier("transfer reference", Q(transfer_reference=upper) | Q(transfer_reference=term)))
+        refunded = list(Refund.objects.filter(bank_refund_reference=term).values_list("payment_id", flat=True))
+        found.append(Identifier("refund bank reference", Q(pk__in=refunded)))
+    if len(term) <= Payment._meta.get_field("merchant_txn_id").max_length:
+        # The merchant's own order number can look like anything, so it is always tried.
+        found.append(Identifier("merchantTxnId", Q(merchant_txn_id=term)))
+    return found
+
+
+def payment_search(queryset: QuerySet, term: str) -> tuple[QuerySet, list[Identifier]]:
+    """`queryset` narrowed to the payments `term` identifies, and the identifiers tried."""
+    identifiers = identifiers_for(term)
+    if not identifiers:
+        return queryset.none(), []
+    condition = Q()
+    for identifier in identifiers:
+        condition |= identifier.q
+    queryset = queryset.alias(_email_key=email_key_expression(), _phone_key=phone_key_expression())
+    return queryset.filter(condition), identifiers
+
+
+def matched_by(payment: Payment, term: str) -> str:
+    """Which identifier of `payment` the term is, for the "found by" message."""
+    term = term.strip()
+    checks = [
+        ("sabpaisaTxnId", payment.sabpaisa_txn_id == term.upper()),
+        ("paymentId", payment.payment_id == term),
+        ("merchantTxnId", payment.merchant_txn_id == term),
+        ("bank reference (RRN)", bool(payment.bank_rrn) and payment.bank_rrn == term),
+        ("transfer reference", bool(payment.transfer_reference) and payment.transfer_reference in (term, term.upper())),
+        ("customer email", bool(payment.customer_email) and email_key(payment.customer_email) == email_key(term)),
+        ("customer phone", bool(payment.customer_phone) and phone_key(payment.customer_phone) == phone_key(term)),
+    ]
+    for name, matched in checks:
+        if matched:
+            return name
+    if term.startswith("evt_"):
+        return "webhook event id"
+    return "refund bank reference"

@@ -1,0 +1,256 @@
+"""A payment's whole story, in time order, for its page in the console.
+
+Gathered from the rows that are the truth of each part, never from logs:
+- payments.PaymentEvent: status changes, the acquirer's answers, the redirect back to the merchant;
+- webhooks: every event recorded for the payment or one of its refunds (subject_id is the
+  sabpaisaTxnId or the refundId), each delivery and each attempt;
+- refunds and their RefundEvent timeline;
+- card tokens made from the payment or used to pay it;
+- the audit log's staff actions on any of these.
+
+A fixed number of queries whatever the payment's history (each part is one query, with its
+children prefetched).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import Prefetch, Q
+from django.urls import NoReverseMatch, reverse
+
+from gateway.console.days import local
+from gateway.money import rupees_str
+from gateway.models import AuditRecord
+from payments.models import Payment, PaymentEvent
+from refunds import selectors as refund_selectors
+from refunds.models import Refund, RefundEvent
+from webhooks.models import WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
+
+DETAIL_MAX_CHARS = 300
+
+# What a staff action's audit record shows on the payment's page (the record has the rest).
+STAFF_DETAILS = ("refundId", "refundAmount", "reason", "errorCode", "errorMessage", "event_id", "status")
+
+STAFF_ACTIONS = {
+    "refund.initiate": "started a refund",
+    "refund.initiate_refused": "tried to start a refund, refused",
+    "webhook.resend": "resent a webhook",
+    "webhook.test_send": "sent a test webhook",
+    "token.delete": "deleted the card token",
+}
+
+
+# How staff name the methods (Payment.Mode's automatic labels read "Upi", "Nb").
+METHOD_LABELS = {"UPI": "UPI", "CARD": "Card", "NB": "Net banking", "WALLET": "Wallet", "NEFT": "NEFT",
+                 "RTGS": "RTGS", "CHALLAN": "Cash challan"}
+
+
+def method_label(mode: str) -> str:
+    return METHOD_LABELS.get(mode, mode) if mode else "not chosen yet"
+
+
+def indian_grouping(whole: str) -> str:
+    """'1234567' -> '12,34,567': thousands, then lakhs and crores, as Indian finance reads them."""
+    if len(whole) <= 3:
+        return whole
+    head, tail = whole[:-3], whole[-3:]
+    pairs = []
+    while len(head) > 2:
+        head, pair = head[:-2], head[-2:]
+        pairs.insert(0, pair)
+    return ",".join([head, *pairs, tail])
+
+
+def money(paise: int | None) -> str:
+    """'₹1,499.00 (149900 paise)': rupees for people, paise as every record keeps them."""
+    if paise is None:
+        return "—"
+    if paise < 0:
+        return f"−₹{rupees(-paise)} (−{-paise} paise)"
+    return f"₹{rupees(paise)} ({paise} paise)"
+
+
+def rupees(paise: int) -> str:
+    """'12,34,567.89' for 123456789 paise (never negative: callers write the sign)."""
+    whole, _, fraction = rupees_str(paise).partition(".")
+    return f"{indian_grouping(whole)}.{fraction}"
+
+
+def _value(value) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= DETAIL_MAX_CHARS else text[:DETAIL_MAX_CHARS] + "…"
+
+
+def _details(detail: dict | None, skip=()) -> list[tuple[str, str]]:
+    return [(key, _value(value)) for key, value in (detail or {}).items()
+            if key not in skip and value not in ("", None, [], {})]
+
+
+def _when(moment: datetime) -> str:
+    return f"{local(moment):%Y-%m-%d %H:%M:%S} IST"
+
+
+def _url(name: str, *args) -> str | None:
+    try:
+        return reverse(name, args=args)
+    except NoReverseMatch:
+        return None
+
+
+@dataclass
+class Entry:
+    at: datetime
+    category: str      # status, acquirer, redirect, note, webhook, attempt, refund, bank, staff, token
+    title: str
+    details: list[tuple[str, str]] = field(default_factory=list)
+    link: tuple[str, str] | None = None        # (address, label)
+    delivery: WebhookDelivery | None = None    # the resend button acts on it
+    sequence: int = 0                          # keeps rows written in the same instant in order
+
+
+@dataclass
+class PaymentStory:
+    payment: Payment
+    entries: list[Entry]
+    refunds: list[Refund]
+    deliveries: list[WebhookDelivery]
+    totals: dict[str, str]
+    refundable: int
+
+
+def _payment_entries(payment: Payment) -> list[Entry]:
+    entries = []
+    for event in payment.events.all():
+        if event.kind == PaymentEvent.Kind.STATUS:
+            moved = f"{event.from_status} → {event.to_status}" if event.from_status else f"created {event.to_status}"
+            title = f"Status {moved}"
+        elif event.kind == PaymentEvent.Kind.ACQUIRER:
+            step = event.detail.get("step")
+            title = f"Acquirer answered{' ' + step if step else ''}: {event.detail.get('outcome', 'see details')}"
+            entries.append(Entry(event.created_at, event.kind, title, _details(event.detail, skip=("outcome", "step")),
+                                 sequence=event.pk))
+            continue
+        elif event.kind == PaymentEvent.Kind.REDIRECT:
+            title = f"Customer sent back to the merchant ({event.detail.get('status', '')})"
+        else:
+            title = "Note"
+        entries.append(Entry(event.created_at, event.kind, title, _details(event.detail), sequence=event.pk))
+    return entries
+
+
+def _attempt_title(attempt: WebhookDeliveryAttempt) -> str:
+    facts = [f"HTTP {attempt.http_status}" if attempt.http_status else "",
+             f"{attempt.duration_ms} ms" if attempt.duration_ms is not None else ""]
+    facts = ", ".join(fact for fact in facts if fact)
+    return f"Webhook attempt #{attempt.number}: {attempt.get_outcome_display()}" + (f" ({facts})" if facts else "")
+
+
+def _webhook_entries(events: list[WebhookEvent]) -> tuple[list[Entry], list[WebhookDelivery]]:
+    entries, deliveries = [], []
+    for event in events:
+        for delivery in event.deliveries.all():
+            deliveries.append(delivery)
+            details = [("event id", event.id), ("delivery", f"{delivery.get_status_display()}, "
+                                                             f"{delivery.attempts} attempt(s)")]
+            if delivery.next_attempt_at and delivery.status in WebhookDelivery.DUE_STATUSES:
+                details.append(("next attempt", _when(delivery.next_attempt_at)))
+            if delivery.delivered_at:
+                details.append(("delivered", _when(delivery.delivered_at)))
+            entries.append(Entry(event.created_at, "webhook", f"Webhook {event.event_type} to the merchant",
+                                 details, link=(_url("admin:webhooks_webhookdelivery_change", delivery.pk),
+                                                "delivery log"), delivery=delivery, sequence=delivery.pk))
+            for attempt in delivery.attempt_rows.all():
+                details = _details({"address": attempt.url, "error": attempt.error,
+                                    "answer": attempt.response_snippet})
+                entries.append(Entry(attempt.started_at, "attempt", _attempt_title(attempt), details,
+                                     link=(_url("admin:webhooks_webhookdelivery_change", delivery.pk),
+                                           "signature explainer"), sequence=attempt.pk))
+    return entries, deliveries
+
+
+def _refund_entries(refunds: list[Refund]) -> list[Entry]:
+    entries = []
+    for refund in refunds:
+        link = (_url("admin:refunds_refund_change", refund.pk), refund.refund_id)
+        for event in refund.events.all():
+            if event.kind == RefundEvent.Kind.STATUS and not event.from_status:
+                title = f"Refund {refund.refund_id} of {money(refund.amount)} requested by {event.actor_name or 'system'}"
+                category = "refund"
+            elif event.kind == RefundEvent.Kind.STATUS:
+                title = f"Refund {refund.refund_id} {event.from_status} → {event.to_status}"
+                category = "refund"
+            else:
+                title = f"Refund {refund.refund_id}: bank {event.detail.get('action', 'answer')}"
+                category = "bank"
+            entries.append(Entry(event.created_at, category, title,
+                                 _details(event.detail, skip=("amount",)), link=link, sequence=event.pk))
+    return entries
+
+
+def _token_entries(payment: Payment) -> tuple[list[Entry], list[str]]:
+    from tokens.models import Token, TokenPayment
+
+    entries, token_ids = [], []
+    for token in Token.objects.filter(payment=payment):
+        token_ids.append(str(token.pk))
+        link = (_url("admin:tokens_token_change", token.pk), token.token_id)
+        entries.append(Entry(token.created_at, "token", f"Card saved as token {token.token_id}",
+                             [("card", f"{token.network} ****{token.last4}")], link=link, sequence=token.pk))
+        if token.deleted_at:
+            entries.append(Entry(token.deleted_at, "token", f"Token {token.token_id} deleted",
+                                 [("by", token.deleted_by)], link=link, sequence=token.pk))
+    for use in TokenPayment.objects.filter(payment=payment).select_related("token"):
+        entries.append(Entry(use.created_at, "token", f"Paid with saved card token {use.token.token_id}",
+                             link=(_url("admin:tokens_token_change", use.token_id), use.token.token_id),
+                             sequence=use.pk))
+    return entries, token_ids
+
+
+def _staff_entries(payment: Payment, refunds, deliveries, token_ids) -> list[Entry]:
+    objects = Q(object_type=Payment._meta.label, object_id=str(payment.pk))
+    for label, ids in ((Refund._meta.label, [str(refund.pk) for refund in refunds]),
+                       (WebhookDelivery._meta.label, [str(delivery.pk) for delivery in deliveries]),
+                       ("tokens.Token", token_ids)):
+        if ids:
+            objects |= Q(object_type=label, object_id__in=ids)
+    entries = []
+    for record in AuditRecord.objects.filter(objects).order_by("created_at", "id"):
+        title = f"Staff {record.actor_name or 'unknown'} {STAFF_ACTIONS.get(record.action, record.action)}"
+        details = [(key, value) for key, value in _details(record.after) if key in STAFF_DETAILS]
+        entries.append(Entry(record.created_at, "staff", title, details,
+                             link=(_url("admin:gateway_auditrecord_change", record.pk), "audit record"),
+                             sequence=record.pk))
+    return entries
+
+
+def payment_story(payment: Payment) -> PaymentStory:
+    """Everything that happened to `payment`, oldest first."""
+    refunds = list(Refund.objects.filter(payment=payment).order_by("created_at", "id")
+                   .prefetch_related(Prefetch("events", queryset=RefundEvent.objects.order_by("created_at", "id"))))
+    subjects = [payment.sabpaisa_txn_id, *(refund.refund_id for refund in refunds)]
+    events = list(
+        WebhookEvent.objects.filter(merchant_id=payment.merchant_id, subject_id__in=subjects)
+        .order_by("created_at")
+        .prefetch_related(Prefetch("deliveries", queryset=WebhookDelivery.objects.select_related("merchant")
+                                   .order_by("created_at", "id")
+                                   .prefetch_related(Prefetch("attempt_rows",
+                                                              queryset=WebhookDeliveryAttempt.objects.order_by("number")))))
+    )
+    webhook_entries, deliveries = _webhook_entries(events)
+    token_entries, token_ids = _token_entries(payment)
+    entries = [*_payment_entries(payment), *webhook_entries, *_refund_entries(refunds), *token_entries,
+               *_staff_entries(payment, refunds, deliveries, token_ids)]
+    order = {"status": 0, "acquirer": 1, "redirect": 2, "note": 3, "refund": 4, "bank": 5, "token": 6,
+             "webhook": 7, "attempt": 8, "staff": 9}
+    entries.sort(key=lambda entry: (entry.at, order.get(entry.category, 10), entry.sequence))
+    refundable = refund_selectors.refundable_amount(payment)
+    totals = {
+        "amount": money(payment.amount),
+        "paid": money(payment.paid_amount) if payment.paid_amount else "—",
+        "refunded": money(refund_selectors.refunded_amount(payment)),
+        "refund_pending": money(refund_selectors.refund_pending_amount(payment)),
+        "refundable": money(refundable),
+    }
+    return PaymentStory(payment, entries, refunds, deliveries, totals, refundable)

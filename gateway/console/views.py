@@ -1,0 +1,75 @@
+"""The console's own pages: the operations dashboard and the settlement export. Mounted by
+payments.admin.PaymentAdmin.get_urls inside the admin (login, staff check, the admin's look);
+each checks its permission itself (gateway/roles.py)."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django import forms
+from django.core.exceptions import PermissionDenied
+from django.http import StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_http_methods
+
+from gateway import roles
+from gateway.console.dashboard import dashboard_context
+from gateway.console.days import day_bounds, today
+from gateway.console.settlement import settlement_csv_lines, settlement_filename, settlement_rows, settlement_totals
+from gateway.console.story import money
+from gateway.models import Merchant
+from gateway.services import audit_record
+
+
+def _require(request, permission: str, doing: str) -> None:
+    if not request.user.has_perm(permission):
+        holders = " or ".join(roles.roles_holding(permission)) or "no role"
+        raise PermissionDenied(f"{doing} needs the permission {permission} (role: {holders}).")
+
+
+def dashboard_view(request, model_admin):
+    _require(request, "payments.view_payment", "The dashboard")
+    context = {**model_admin.admin_site.each_context(request), **dashboard_context(),
+               "title": "Operations dashboard", "opts": model_admin.model._meta,
+               "can_export": request.user.has_perm(roles.EXPORT_SETTLEMENT)}
+    return TemplateResponse(request, "admin/console/dashboard.html", context)
+
+
+class SettlementForm(forms.Form):
+    merchant = forms.ModelChoiceField(queryset=Merchant.objects.order_by("code"), to_field_name="code",
+                                      help_text="The merchant whose money this is.")
+    date = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}),
+                           help_text="A calendar day in India (IST, 00:00 to 24:00). Payments count on the day they "
+                                     "succeeded, refunds on the day the bank processed them.")
+
+    def clean_date(self):
+        day = self.cleaned_data["date"]
+        if day > today():
+            raise forms.ValidationError("This day has not begun yet.")
+        return day
+
+
+@require_http_methods(["GET", "POST"])
+def settlement_export_view(request, model_admin):
+    _require(request, roles.EXPORT_SETTLEMENT, "The settlement export")
+    data = request.POST if request.method == "POST" else (request.GET if "merchant" in request.GET else None)
+    form = SettlementForm(data, initial={"date": today() - timedelta(days=1)})
+    preview = None
+    if data is not None and form.is_valid():
+        merchant, day = form.cleaned_data["merchant"], form.cleaned_data["date"]
+        totals = settlement_totals(merchant, day)
+        if request.method == "POST":
+            audit_record(actor=request.user, action="settlement.export", obj=merchant, merchant=merchant,
+                         after={"date": day.isoformat(), **totals.as_dict()})
+            response = StreamingHttpResponse(settlement_csv_lines(settlement_rows(merchant, day)),
+                                             content_type="text/csv; charset=utf-8")
+            response["Content-Disposition"] = f'attachment; filename="{settlement_filename(merchant, day)}"'
+            response["Cache-Control"] = "no-store"
+            return response
+        start, end = day_bounds(day)
+        preview = {"merchant": merchant, "day": day, "start": start, "end": end, "partial": day == today(),
+                   "payments": totals.payments, "payments_amount": money(totals.payments_paise),
+                   "refunds": totals.refunds, "refunds_amount": money(totals.refunds_paise),
+                   "net": money(totals.net_paise)}
+    context = {**model_admin.admin_site.each_context(request), "title": "Settlement export", "form": form,
+               "preview": preview, "opts": model_admin.model._meta}
+    return TemplateResponse(request, "admin/console/settlement_export.html", context)
