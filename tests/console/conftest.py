@@ -11,12 +11,12 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.utils import timezone
 
-from payments.models import Payment, PaymentEvent
-from payments.services.transitions import payment_note
+from payments.cards import CardInput
+from payments.models import Payment
+from payments.services.hosted import hosted_card_pay, hosted_card_verify_otp, hosted_payment_create, hosted_redirect
 from refunds.models import Refund
 from refunds.services import refund_create
 from refunds.tasks import refund_process
-from tests.refunds.factories import make_payment
 from tests.support.factories import make_merchant
 from tests.support.receiver import Receiver
 from webhooks.models import WebhookDelivery
@@ -66,24 +66,25 @@ def deliver_all(payment: Payment) -> None:
         delivery_attempt_run(delivery.pk)
 
 
-def story_payment(merchant, *, refund_by: User | None = None, receiver: Receiver | None = None, **fields) -> Payment:
-    """A card payment with every chapter: created, processing, the acquirer's answer, SUCCESS,
-    the redirect back to the merchant, its webhook (refused once by the merchant, then
-    delivered) and, when `refund_by` is given, a staff refund the bank processed, with its
-    own webhook."""
-    fields.setdefault("customer_email", "Asha.Rao@Example.com")
-    fields.setdefault("customer_phone", "9876543210")
-    payment = make_payment(merchant, amount=149_900, payment_mode=Payment.Mode.CARD, card_last4="1111",
-                           card_network="VISA")
-    Payment.objects.filter(pk=payment.pk).update(**fields)
-    payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER,
-                 detail={"step": "card_otp", "outcome": "APPROVED", "message": "3-D Secure passed"})
-    payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.REDIRECT,
-                 detail={"status": "SUCCESS", "to": "https://merchant.example/return"})
+def story_payment(merchant, *, refund_by: User | None = None, receiver: Receiver | None = None,
+                  phone: str = "9876543210", email: str = "Asha.Rao@Example.com") -> Payment:
+    """A hosted card payment told by the real services, chapter by chapter: the session, the
+    card (PROCESSING), the acquirer's 3-D Secure challenge and approval (SUCCESS), the redirect
+    back to the merchant, its webhook (refused once by the merchant's receiver, then delivered)
+    and, when `refund_by` is given, a staff refund the sandbox bank processed, with its webhook."""
+    session = hosted_payment_create(
+        merchant=getattr(merchant, "merchant", merchant), merchant_txn_id=f"ORD-{next(_people)}-{time.time_ns()}",
+        amount=149_900, currency="INR", return_url="https://merchant.example/return", customer_name="Asha Rao",
+        customer_email=email, customer_phone=phone, description="Masala chai sampler")
+    payment = hosted_card_pay(payment=session.payment, card=CardInput("4111111111111111", 8, timezone.now().year + 3,
+                                                                      "123"))
+    payment = hosted_card_verify_otp(payment=payment, otp="123456")
+    hosted_redirect(Payment.objects.select_related("merchant").get(pk=payment.pk))
     if receiver is not None:
         receiver.respond_with(500, 200)
         delivery = WebhookDelivery.objects.get(event__subject_id=payment.sabpaisa_txn_id)
         delivery_attempt_run(delivery.pk)
+        # The retry is due in 10 s by the schedule; the test does not wait for it.
         WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now())
         delivery_attempt_run(delivery.pk)
     if refund_by is not None:
