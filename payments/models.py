@@ -80,6 +80,9 @@ class Payment(models.Model):
     card_last4 = models.CharField(max_length=4, blank=True)
     card_network = models.CharField(max_length=20, blank=True)
     card_issuer = models.CharField(max_length=60, blank=True)
+    # The acquirer's 3-D Secure challenge, written only when it answered CHALLENGE: an OTP is
+    # taken for this payment only while it is set, and goes to the acquirer with it.
+    card_challenge_ref = models.CharField(max_length=64, blank=True)
     bank_code = models.CharField(max_length=20, blank=True, help_text="net banking bank or wallet code")
     transfer_reference = models.CharField(max_length=40, blank=True, db_index=True,
                                           help_text="NEFT/RTGS/challan reference the customer quotes")

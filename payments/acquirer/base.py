@@ -17,7 +17,7 @@ class Outcome(str, Enum):
     APPROVED = "approved"      # money moved; `reference` is the bank reference (RRN)
     DECLINED = "declined"      # a final no; `message` says why
     PENDING = "pending"        # accepted; the final answer comes later (callback or task)
-    CHALLENGE = "challenge"    # the customer must authenticate (3-D Secure OTP)
+    CHALLENGE = "challenge"    # the customer must authenticate (3-D Secure OTP); `reference` is the challenge id
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,12 @@ class Acquirer(Protocol):
         """A customer's UPI app pays the payment's link from `payer_vpa`. PENDING or DECLINED."""
 
     def card_authorize(self, *, payment: Payment, card: CardInput) -> AcquirerAnswer:
-        """Start a card payment: CHALLENGE (3-D Secure) or DECLINED."""
+        """Start a card payment: CHALLENGE (3-D Secure; `reference` is the challenge's id) or
+        DECLINED."""
 
-    def card_verify_otp(self, *, payment: Payment, otp: str) -> AcquirerAnswer:
-        """Finish the 3-D Secure challenge: APPROVED or DECLINED."""
+    def card_verify_otp(self, *, payment: Payment, otp: str, challenge_ref: str) -> AcquirerAnswer:
+        """Finish the 3-D Secure challenge `challenge_ref` (the `reference` of card_authorize's
+        CHALLENGE) with the customer's OTP: APPROVED or DECLINED. Without a challenge: DECLINED."""
 
     def bank_authorize(self, *, payment: Payment, bank_code: str, approved: bool) -> AcquirerAnswer:
         """Net banking or wallet: the bank/wallet page's answer. APPROVED or DECLINED."""

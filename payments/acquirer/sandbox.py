@@ -50,6 +50,11 @@ def new_rrn() -> str:
     return "".join(secrets.choice("0123456789") for _ in range(12))
 
 
+def new_challenge_ref() -> str:
+    """A 3-D Secure challenge id (the ACS transaction id of 3-D Secure 2)."""
+    return "3DS-" + secrets.token_hex(12)
+
+
 class SandboxAcquirer:
     name = "sandbox"
 
@@ -79,10 +84,15 @@ class SandboxAcquirer:
         if issuer is None:
             return AcquirerAnswer(Outcome.DECLINED, message="not a sandbox test card",
                                   raw={"result": "declined", "last4": card.last4})
-        return AcquirerAnswer(Outcome.CHALLENGE, issuer=issuer,
+        return AcquirerAnswer(Outcome.CHALLENGE, reference=new_challenge_ref(), issuer=issuer,
                               raw={"result": "3ds challenge", "last4": card.last4, "acs": "sandbox-acs"})
 
-    def card_verify_otp(self, *, payment: Payment, otp: str) -> AcquirerAnswer:
+    def card_verify_otp(self, *, payment: Payment, otp: str, challenge_ref: str) -> AcquirerAnswer:
+        # The sandbox keeps no record of its challenges; like an ACS it refuses an OTP that
+        # answers none.
+        if not challenge_ref:
+            return AcquirerAnswer(Outcome.DECLINED, message="3-D Secure authentication failed (no challenge)",
+                                  raw={"result": "no challenge"})
         if secrets.compare_digest(otp.strip().encode(), TEST_OTP.encode()):
             return AcquirerAnswer(Outcome.APPROVED, reference=new_rrn(), raw={"result": "authenticated"})
         return AcquirerAnswer(Outcome.DECLINED, message="3-D Secure authentication failed (wrong OTP)",

@@ -31,6 +31,7 @@ from gateway.signing import return_signature
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, Outcome
 from payments.cards import CardInput
+from payments.locks import lock_payment
 from payments.models import Payment, PaymentEvent
 from payments.services.expiry import payment_schedule_expiry
 from payments.services.transitions import (
@@ -159,13 +160,47 @@ def _acquirer_failed(payment_id: int, exc: AcquirerError) -> Payment:
 
 # --- Cards --------------------------------------------------------------------------------
 
+@transaction.atomic(durable=True)
+def _card_challenge_record(*, payment_id: int, answer: AcquirerAnswer, issuer: str = "") -> Payment:
+    """The acquirer answered CHALLENGE: keep its challenge id, which is what makes the payment
+    take an OTP (hosted_card_verify_otp). Not a status change. Changes nothing when the payment
+    is no longer a card payment waiting for its challenge (it expired meanwhile)."""
+    # Row lock: hosted_card_verify_otp reads the challenge under the same lock, so it sees
+    # either no challenge or this one, and never a challenge on a payment that went final.
+    payment = lock_payment(payment_id)
+    if payment.status != S.PROCESSING or payment.payment_mode != M.CARD or payment.card_challenge_ref:
+        return payment
+    # A challenge without an id (the sandbox card network's, for saved cards) gets one of ours,
+    # so "a challenge was issued" is always a non-empty reference.
+    payment.card_challenge_ref = (answer.reference or f"GW3DS-{secrets.token_hex(12)}")[:64]
+    payment.card_issuer = issuer or payment.card_issuer
+    payment.save(update_fields=["card_challenge_ref", "card_issuer", "updated_at"])
+    return payment
+
+
+def _card_start_abandon(payment_id: int, exc: Exception) -> None:
+    """Something broke between PROCESSING and the challenge (the consent record, the acquirer
+    call, recording its answer). No challenge was recorded, so no OTP can be taken; make the
+    payment FAILED too, so the customer goes back to the merchant instead of waiting for its
+    expiry. Money moves only when an OTP is verified, so none was taken."""
+    try:
+        payment_mark_failed(payment_id=payment_id, reason="the card payment could not be started; no money was taken",
+                            detail={"error": type(exc).__name__})
+    except InvalidTransition:
+        pass  # final already
+    except Exception:  # noqa: BLE001 - the original error is what the caller must see
+        logger.exception("could not fail card payment %s after %s", payment_id, type(exc).__name__)
+
+
 @sensitive_variables("card")
 def hosted_card_pay(*, payment: Payment, card: CardInput, save_card: bool = False) -> Payment:
     """Start a card payment. PENDING -> PROCESSING (last 4 and network kept, nothing else of
-    the card), then the acquirer: a 3-D Secure challenge leaves it PROCESSING for
-    hosted_card_verify_otp; a decline makes it FAILED. The card itself lives only in this
-    call. `save_card` (staging only): the customer consented to save the card, recorded with
-    the card's expiry for the token (tokens.services.card_consent_record).
+    the card), then the acquirer: a 3-D Secure challenge is recorded (card_challenge_ref) and
+    leaves it PROCESSING for hosted_card_verify_otp; a decline makes it FAILED. Until the
+    challenge is recorded no OTP is taken, and should anything fail before then the payment
+    becomes FAILED. The card itself lives only in this call. `save_card` (staging only): the
+    customer consented to save the card, recorded with the card's expiry for the token
+    (tokens.services.card_consent_record).
     Raises InvalidTransition when the session is no longer open."""
     _ensure_open(payment)
     payment = payment_mark_processing(
@@ -173,22 +208,25 @@ def hosted_card_pay(*, payment: Payment, card: CardInput, save_card: bool = Fals
         detail={"method": "CARD", "last4": card.last4, "network": card.network,
                 **({"save_card": True} if save_card else {})},
     )
-    if save_card:
-        token_services.card_consent_record(payment=payment, expiry_month=card.expiry_month,
-                                           expiry_year=card.expiry_year)
     try:
-        answer = get_acquirer().card_authorize(payment=payment, card=card)
-    except AcquirerError as exc:
-        return _acquirer_failed(payment.pk, exc)
-    _record_answer(payment.pk, answer)
-    issuer = (answer.issuer or "")[:60]
-    if answer.outcome == Outcome.CHALLENGE:
-        # Not a status change: the issuer's name, for the challenge page.
-        Payment.objects.filter(pk=payment.pk).update(card_issuer=issuer)
-        payment.card_issuer = issuer
-        return payment
-    return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the issuer",
-                               card_issuer=issuer)
+        if save_card:
+            token_services.card_consent_record(payment=payment, expiry_month=card.expiry_month,
+                                               expiry_year=card.expiry_year)
+        try:
+            answer = get_acquirer().card_authorize(payment=payment, card=card)
+        except AcquirerError as exc:
+            return _acquirer_failed(payment.pk, exc)
+        _record_answer(payment.pk, answer)
+        issuer = (answer.issuer or "")[:60]
+        if answer.outcome == Outcome.CHALLENGE:
+            return _card_challenge_record(payment_id=payment.pk, answer=answer, issuer=issuer)
+        return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the issuer",
+                                   card_issuer=issuer)
+    except InvalidTransition:
+        raise  # it went final meanwhile (expired): that stands
+    except Exception as exc:
+        _card_start_abandon(payment.pk, exc)
+        raise
 
 
 @sensitive_variables("cvv")
@@ -208,32 +246,53 @@ def hosted_saved_card_pay(*, payment: Payment, cvv: str) -> Payment:
         detail={"method": "CARD", "tokenId": token.token_id, "last4": token.last4, "network": token.network},
     )
     try:
-        answer = token_services.token_authorize(token=token, payment=payment, cvv=cvv)
-    except AcquirerError as exc:
-        return _acquirer_failed(payment.pk, exc)
-    _record_answer(payment.pk, answer)
-    if answer.outcome == Outcome.CHALLENGE:
-        return payment
-    return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the card network")
+        try:
+            answer = token_services.token_authorize(token=token, payment=payment, cvv=cvv)
+        except AcquirerError as exc:
+            return _acquirer_failed(payment.pk, exc)
+        _record_answer(payment.pk, answer)
+        if answer.outcome == Outcome.CHALLENGE:
+            return _card_challenge_record(payment_id=payment.pk, answer=answer)
+        return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the card network")
+    except InvalidTransition:
+        raise
+    except Exception as exc:
+        _card_start_abandon(payment.pk, exc)
+        raise
 
 
 def otp_lock_key(payment_id: int) -> str:
     return f"checkout:otp:{payment_id}"
 
 
+@transaction.atomic(durable=True)
+def _card_challenge_get(payment_id: int) -> Payment:
+    # Row lock: the challenge is read under the lock it is written under
+    # (_card_challenge_record), so an OTP sent while the card is still being authorised
+    # (another tab, a replayed form) finds no challenge and is refused.
+    payment = lock_payment(payment_id)
+    if payment.status != S.PROCESSING or payment.payment_mode != M.CARD:
+        raise InvalidTransition(payment.status, S.SUCCESS)
+    if not payment.card_challenge_ref:
+        raise ValidationError("the card has not been sent for 3-D Secure yet; wait a moment", field="otp")
+    return payment
+
+
 def hosted_card_verify_otp(*, payment: Payment, otp: str) -> Payment:
     """Finish the 3-D Secure challenge: the right OTP makes the payment SUCCESS (with its bank
     reference), any other makes it FAILED (one attempt, CONTRACT.md), so an OTP cannot be
-    guessed. Two submissions at once cannot both reach the acquirer.
-    Raises InvalidTransition when the payment is not waiting for an OTP."""
+    guessed. Only a payment whose challenge the acquirer issued takes an OTP, and the OTP goes
+    to the acquirer with that challenge. Two submissions at once cannot both reach the acquirer.
+    Raises InvalidTransition when the payment is not waiting for an OTP, ValidationError (otp)
+    while its challenge has not been issued."""
     hosted_expire_if_due(payment)
-    if payment.status != S.PROCESSING or payment.payment_mode != M.CARD:
-        raise InvalidTransition(payment.status, S.SUCCESS)
+    payment = _card_challenge_get(payment.pk)
     if not cache.add(otp_lock_key(payment.pk), 1, timeout=60):
         raise ValidationError("this payment's OTP is already being checked; wait a moment", field="otp")
     try:
         try:
-            answer = get_acquirer().card_verify_otp(payment=payment, otp=otp)
+            answer = get_acquirer().card_verify_otp(payment=payment, otp=otp,
+                                                    challenge_ref=payment.card_challenge_ref)
         except AcquirerError as exc:
             return _acquirer_failed(payment.pk, exc)
         _record_answer(payment.pk, answer)
