@@ -35,7 +35,7 @@ from refunds import selectors
 from refunds.locks import lock_refund, lock_refund_if_free
 from refunds.models import Refund, RefundEvent
 from refunds.payloads import EVENT_TYPES, refund_created_response, refund_record, refund_webhook_payload
-from refunds.state import ensure_transition
+from refunds.state import InvalidRefundTransition, ensure_transition
 from webhooks.services import event_record
 
 logger = logging.getLogger("refunds")
@@ -46,7 +46,9 @@ S = Refund.Status
 # exactly the remaining amount is allowed, so every payment can be refunded in full.
 REFUND_MIN_AMOUNT = getattr(settings, "REFUND_MIN_AMOUNT", 100)
 # How long a worker holds a refund while the bank answers. After that the refund is free again
-# for the pending sweep (the worker died, or the bank never answered).
+# for the pending sweep (the worker died, or the bank never answered), which submits it again
+# with the same refund id. The acquirer's refund call must therefore time out well within this,
+# and be idempotent on the refund id (docs/refunds.md, Processing).
 REFUND_CLAIM_SECONDS = getattr(settings, "REFUND_CLAIM_SECONDS", 60)
 # The pending sweep submits PENDING refunds at least this old whose claim is free: their
 # processing task was lost (broker outage, worker killed) or the bank call failed.
@@ -232,14 +234,36 @@ def _refund_claim(refund_pk: int, now: datetime) -> Refund | None:
 
 
 @transaction.atomic(durable=True)
-def _refund_bank_error(refund_pk: int, message: str) -> Refund:
+def _refund_bank_error(refund_pk: int, attempt: int, message: str) -> Refund:
     refund = lock_refund(refund_pk)
-    if refund.status == S.PENDING:
+    # Only the latest submission's claim is ours to free: when this answer comes after the claim
+    # ran out, the sweep may have submitted the refund again and that worker now holds it.
+    if refund.status == S.PENDING and refund.bank_attempts == attempt:
         # Free it for the sweep: the next submission carries the same refund id, so a bank
         # that did receive this one treats the retry as a duplicate.
         refund.claimed_until = timezone.now()
         refund.save(update_fields=["claimed_until", "updated_at"])
-    _event(refund, RefundEvent.Kind.BANK, action="error", message=message[:500])
+    _event(refund, RefundEvent.Kind.BANK, action="error", attempt=attempt, message=message[:500])
+    return refund
+
+
+def _refund_late_answer(refund_pk: int, attempt: int, answer) -> Refund:
+    """The bank answered a submission of a refund that is already final: the bank was slower
+    than the claim, the sweep submitted the refund again, and the other answer was recorded
+    first. Nothing changes; the answer goes on the timeline, and is logged as an error when it
+    contradicts the recorded outcome (someone must reconcile with the bank)."""
+    refund = Refund.objects.get(pk=refund_pk)
+    agrees = ((answer.outcome == Outcome.APPROVED and refund.status == S.PROCESSED)
+              or (answer.outcome == Outcome.DECLINED and refund.status == S.FAILED))
+    _event(refund, RefundEvent.Kind.BANK, action="answer after final", attempt=attempt,
+           outcome=answer.outcome.value, reference=answer.reference, message=(answer.message or "")[:500])
+    if agrees:
+        logger.info("refund %s: the bank answered attempt %s again after it was %s", refund.refund_id, attempt,
+                    refund.status)
+    else:
+        logger.error("refund %s is %s but the bank answered attempt %s with %s (reference %r): reconcile it "
+                     "with the bank", refund.refund_id, refund.status, attempt, answer.outcome.value,
+                     answer.reference)
     return refund
 
 
@@ -249,21 +273,39 @@ def refund_submit(*, refund_pk: int, now: datetime | None = None) -> Refund | No
     worker). Safe to call twice: only one caller at a time holds the claim.
 
     No lock is held while the acquirer is called. An acquirer error leaves the refund PENDING
-    for the sweep; a DECLINED answer makes it FAILED, APPROVED makes it PROCESSED."""
+    for the sweep; a DECLINED answer makes it FAILED, APPROVED makes it PROCESSED. An answer for
+    a refund that became final meanwhile (a slow bank answering after the sweep resubmitted it)
+    changes nothing and is not an error: it is put on the timeline and the final refund returned."""
     refund = _refund_claim(refund_pk, now or timezone.now())
     if refund is None:
         return None
+    attempt = refund.bank_attempts
+    started = time.monotonic()
     try:
         answer = get_acquirer().refund(payment=refund.payment, amount=refund.amount, refund_id=refund.refund_id)
     except AcquirerError as exc:
+        _warn_if_slower_than_claim(refund, started)
         logger.warning("refund %s: acquirer error %s", refund.refund_id, type(exc).__name__)
-        return _refund_bank_error(refund_pk, f"{type(exc).__name__}: {exc}")
-    if answer.outcome == Outcome.APPROVED:
-        return refund_mark_processed(refund_pk=refund_pk, bank_reference=answer.reference, detail=answer.raw)
-    if answer.outcome == Outcome.DECLINED:
-        return refund_mark_failed(refund_pk=refund_pk, reason=answer.message or "declined by the bank",
-                                  detail=answer.raw)
-    return _refund_bank_error(refund_pk, f"unexpected acquirer outcome {answer.outcome.value}")
+        return _refund_bank_error(refund_pk, attempt, f"{type(exc).__name__}: {exc}")
+    _warn_if_slower_than_claim(refund, started)
+    try:
+        if answer.outcome == Outcome.APPROVED:
+            return refund_mark_processed(refund_pk=refund_pk, bank_reference=answer.reference, detail=answer.raw)
+        if answer.outcome == Outcome.DECLINED:
+            return refund_mark_failed(refund_pk=refund_pk, reason=answer.message or "declined by the bank",
+                                      detail=answer.raw)
+    except InvalidRefundTransition:
+        return _refund_late_answer(refund_pk, attempt, answer)
+    return _refund_bank_error(refund_pk, attempt, f"unexpected acquirer outcome {answer.outcome.value}")
+
+
+def _warn_if_slower_than_claim(refund: Refund, started: float) -> None:
+    elapsed = time.monotonic() - started
+    if elapsed > REFUND_CLAIM_SECONDS:
+        # The claim ran out while we waited, so the sweep may have submitted the refund again:
+        # the acquirer's refund call needs a timeout below REFUND_CLAIM_SECONDS.
+        logger.warning("refund %s: the acquirer took %.0f s, longer than the %s s claim", refund.refund_id,
+                       elapsed, REFUND_CLAIM_SECONDS)
 
 
 def _transition(refund_pk: int, target: str, *, detail: dict | None, actor_name: str = SYSTEM_ACTOR,
@@ -326,6 +368,10 @@ def refunds_pending_process(*, now: datetime | None = None, older_than_seconds: 
     for refund_pk in candidates:
         if time.monotonic() - started > budget_seconds:
             break
-        if refund_submit(refund_pk=refund_pk, now=now) is not None:
-            done += 1
+        try:
+            if refund_submit(refund_pk=refund_pk, now=now) is not None:
+                done += 1
+        except Exception:  # noqa: BLE001 - one refund's failure must not hold up the others
+            # The refund stays PENDING; its claim runs out and a later sweep submits it again.
+            logger.exception("refund pk=%s: submission failed; the sweep carries on with the others", refund_pk)
     return done

@@ -14,6 +14,7 @@ Test inputs (documented in docs/sandbox.md):
 """
 from __future__ import annotations
 
+import hashlib
 import secrets
 
 from payments.acquirer.base import (
@@ -108,10 +109,16 @@ class SandboxAcquirer:
         return AcquirerAnswer(Outcome.APPROVED, reference=new_rrn(), raw={"credited": amount})
 
     def refund(self, *, payment: Payment, amount: int, refund_id: str) -> AcquirerAnswer:
+        """Idempotent on `refund_id`, as a real acquirer's refund must be (docs/refunds.md): the
+        same refund submitted again (the sweep, after a slow answer) gets the same outcome and
+        the same reference, and no second refund. Stateless: the reference is derived from the
+        payment and the refund id."""
         from django.conf import settings
 
         if amount == getattr(settings, "SANDBOX_REFUND_FAILURE_AMOUNT", 100013):
             return AcquirerAnswer(Outcome.DECLINED, message="refund rejected by the bank (sandbox test amount)",
                                   raw={"result": "rejected"})
-        return AcquirerAnswer(Outcome.APPROVED, reference="RF" + new_rrn(),
+        digest = hashlib.sha256(f"{payment.sabpaisa_txn_id}|{refund_id}".encode()).digest()
+        reference = "RF" + f"{int.from_bytes(digest[:8], 'big') % 10**12:012d}"
+        return AcquirerAnswer(Outcome.APPROVED, reference=reference,
                               raw={"result": "refunded", "method": payment.payment_mode or payment.s2s_mode})
