@@ -58,10 +58,16 @@ class Refund(models.Model):
     # What the create request asked for, hashed: a repeat with the same refundId must match it.
     request_hash = models.CharField(max_length=64, blank=True, editable=False)
 
-    # Submission to the bank. A worker holds the refund until `claimed_until`; after that (it
-    # died, or the bank did not answer) the pending sweep submits it again with the same id.
+    # Submission to the bank. The refund is not submitted again before `claimed_until`: a
+    # worker holds it until then while the bank answers (after that it died, or the bank did not
+    # answer), and after a bank error it is the backoff's next attempt time. The pending sweep
+    # then submits it again with the same id, most overdue first.
     bank_attempts = models.PositiveIntegerField(default=0)
     claimed_until = models.DateTimeField(null=True, blank=True)
+    # REFUND_MAX_BANK_ATTEMPTS submissions got no answer: the sweep stops submitting it and it
+    # waits, still PENDING (its outcome is unknown), for staff to check with the bank.
+    needs_review = models.BooleanField(default=False,
+                                       help_text="the bank never answered; left PENDING for staff to check")
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)

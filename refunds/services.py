@@ -5,6 +5,9 @@
   first event, and queues its submission to the bank once the transaction commits.
 - `refund_submit` (the task and the sweep): claims a PENDING refund, calls the acquirer with
   no lock held, then records the answer through `refund_mark_processed` / `refund_mark_failed`.
+  A bank error backs the refund off; after REFUND_MAX_BANK_ATTEMPTS it is flagged for manual
+  review and stays PENDING (`refund_review_release` gives it another round).
+- `refunds_pending_process` (the beat's sweep): submits due refunds, most overdue first.
 - `refund_mark_processed` / `refund_mark_failed`: one durable transaction each that locks the
   payment then the refund, checks refunds.state.TRANSITIONS, writes, appends a RefundEvent and
   records the webhook (refund.processed / refund.failed) in the outbox.
@@ -20,6 +23,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from gateway.errors import IdempotencyMismatch, RefundAmountExceeded, RefundNotAllowed, ValidationError
@@ -53,6 +57,13 @@ REFUND_CLAIM_SECONDS = getattr(settings, "REFUND_CLAIM_SECONDS", 60)
 # The pending sweep submits PENDING refunds at least this old whose claim is free: their
 # processing task was lost (broker outage, worker killed) or the bank call failed.
 REFUND_PENDING_SWEEP_AFTER_SECONDS = getattr(settings, "REFUND_PENDING_SWEEP_AFTER_SECONDS", 60)
+# After a bank error the refund waits before its next submission, twice as long each time
+# (60 s, 2 min, 4 min ... at most an hour), so a few refunds the bank keeps refusing with an
+# error never crowd out the others. After REFUND_MAX_BANK_ATTEMPTS submissions without an answer
+# it is flagged for manual review and the sweep leaves it alone; it stays PENDING.
+REFUND_RETRY_BASE_SECONDS = getattr(settings, "REFUND_RETRY_BASE_SECONDS", 60)
+REFUND_RETRY_MAX_SECONDS = getattr(settings, "REFUND_RETRY_MAX_SECONDS", 3600)
+REFUND_MAX_BANK_ATTEMPTS = getattr(settings, "REFUND_MAX_BANK_ATTEMPTS", 10)
 SWEEP_MAX_REFUNDS = 100
 SWEEP_BUDGET_SECONDS = 30
 
@@ -219,13 +230,34 @@ def _enqueue_submit(refund_pk: int) -> None:
         logger.warning("refund %s not queued (%s); the pending sweep will submit it", refund_pk, type(exc).__name__)
 
 
+def refund_retry_delay(attempt: int) -> timedelta:
+    """How long a refund waits after its `attempt`-th submission ended in a bank error."""
+    return timedelta(seconds=min(REFUND_RETRY_BASE_SECONDS * 2 ** max(attempt - 1, 0), REFUND_RETRY_MAX_SECONDS))
+
+
+def _flag_for_review(refund: Refund, why: str) -> None:
+    """Stop submitting a refund whose outcome the bank never told us. Never FAILED: the money
+    may have moved. Called with the refund locked."""
+    if refund.needs_review:
+        return  # already flagged (a late error answer of the last submission)
+    refund.needs_review = True
+    refund.save(update_fields=["needs_review", "updated_at"])
+    _event(refund, RefundEvent.Kind.BANK, action="needs review", attempts=refund.bank_attempts, message=why)
+    logger.error("refund %s: %s submissions to the bank got no answer (%s); left PENDING and flagged for "
+                 "manual review", refund.refund_id, refund.bank_attempts, why)
+
+
 @transaction.atomic(durable=True)
 def _refund_claim(refund_pk: int, now: datetime) -> Refund | None:
     refund = lock_refund_if_free(refund_pk)
-    if refund is None or refund.status != S.PENDING:
+    if refund is None or refund.status != S.PENDING or refund.needs_review:
         return None
     if refund.claimed_until is not None and refund.claimed_until > now:
-        return None  # another worker is waiting for the bank's answer
+        return None  # another worker is waiting for the bank's answer, or the backoff runs
+    if refund.bank_attempts >= REFUND_MAX_BANK_ATTEMPTS:
+        # The last submission's worker died (or the bank never answered it): no more attempts.
+        _flag_for_review(refund, "the last submission's claim ran out without an answer")
+        return None
     refund.bank_attempts += 1
     refund.claimed_until = now + timedelta(seconds=REFUND_CLAIM_SECONDS)
     refund.save(update_fields=["bank_attempts", "claimed_until", "updated_at"])
@@ -234,16 +266,19 @@ def _refund_claim(refund_pk: int, now: datetime) -> Refund | None:
 
 
 @transaction.atomic(durable=True)
-def _refund_bank_error(refund_pk: int, attempt: int, message: str) -> Refund:
+def _refund_bank_error(refund_pk: int, attempt: int, message: str, now: datetime | None = None) -> Refund:
     refund = lock_refund(refund_pk)
-    # Only the latest submission's claim is ours to free: when this answer comes after the claim
-    # ran out, the sweep may have submitted the refund again and that worker now holds it.
-    if refund.status == S.PENDING and refund.bank_attempts == attempt:
-        # Free it for the sweep: the next submission carries the same refund id, so a bank
-        # that did receive this one treats the retry as a duplicate.
-        refund.claimed_until = timezone.now()
-        refund.save(update_fields=["claimed_until", "updated_at"])
     _event(refund, RefundEvent.Kind.BANK, action="error", attempt=attempt, message=message[:500])
+    # Only the latest submission's claim is ours to change: when this answer comes after the
+    # claim ran out, the sweep may have submitted the refund again and that worker now holds it.
+    if refund.status == S.PENDING and refund.bank_attempts == attempt:
+        if attempt >= REFUND_MAX_BANK_ATTEMPTS:
+            _flag_for_review(refund, message[:200])
+        else:
+            # Back off, then the sweep submits it again with the same refund id, so a bank that
+            # did receive this one treats the retry as a duplicate.
+            refund.claimed_until = (now or timezone.now()) + refund_retry_delay(attempt)
+            refund.save(update_fields=["claimed_until", "updated_at"])
     return refund
 
 
@@ -286,7 +321,7 @@ def refund_submit(*, refund_pk: int, now: datetime | None = None) -> Refund | No
     except AcquirerError as exc:
         _warn_if_slower_than_claim(refund, started)
         logger.warning("refund %s: acquirer error %s", refund.refund_id, type(exc).__name__)
-        return _refund_bank_error(refund_pk, attempt, f"{type(exc).__name__}: {exc}")
+        return _refund_bank_error(refund_pk, attempt, f"{type(exc).__name__}: {exc}", now)
     _warn_if_slower_than_claim(refund, started)
     try:
         if answer.outcome == Outcome.APPROVED:
@@ -296,7 +331,7 @@ def refund_submit(*, refund_pk: int, now: datetime | None = None) -> Refund | No
                                       detail=answer.raw)
     except InvalidRefundTransition:
         return _refund_late_answer(refund_pk, attempt, answer)
-    return _refund_bank_error(refund_pk, attempt, f"unexpected acquirer outcome {answer.outcome.value}")
+    return _refund_bank_error(refund_pk, attempt, f"unexpected acquirer outcome {answer.outcome.value}", now)
 
 
 def _warn_if_slower_than_claim(refund: Refund, started: float) -> None:
@@ -319,6 +354,7 @@ def _transition(refund_pk: int, target: str, *, detail: dict | None, actor_name:
     previous = refund.status
     refund.status = target
     refund.claimed_until = None
+    refund.needs_review = False  # a final refund has nothing left to review
     for name, value in fields.items():
         setattr(refund, name, value)
     refund.save()
@@ -349,20 +385,46 @@ def refund_mark_failed(*, refund_pk: int, reason: str, detail: dict | None = Non
                        failure_reason=reason[:200], failed_at=timezone.now())
 
 
+@transaction.atomic(durable=True)
+def refund_review_release(*, refund_pk: int, actor) -> Refund:
+    """Staff checked a refund flagged for review with the bank and want it submitted again
+    (the cause is fixed; the bank has no record of it). Clears the flag, gives it a fresh round
+    of REFUND_MAX_BANK_ATTEMPTS submissions and queues the first after commit; the timeline and
+    the audit log say who. A refund the bank did settle is recorded with refund_mark_processed /
+    refund_mark_failed instead. Raises ValidationError unless the refund is PENDING and flagged."""
+    refund = lock_refund(refund_pk)
+    if refund.status != S.PENDING or not refund.needs_review:
+        raise ValidationError("only a PENDING refund flagged for review can be released", field="refund")
+    before = {"needsReview": True, "bankAttempts": refund.bank_attempts}
+    refund.needs_review = False
+    refund.bank_attempts = 0
+    refund.claimed_until = None
+    refund.save(update_fields=["needs_review", "bank_attempts", "claimed_until", "updated_at"])
+    actor_name = getattr(actor, "get_username", lambda: str(actor or SYSTEM_ACTOR))()
+    _event(refund, RefundEvent.Kind.NOTE, actor_name=actor_name, action="review released",
+           previous_attempts=before["bankAttempts"])
+    audit_record(actor=actor, action="refund.review_release", obj=refund, merchant=refund.merchant,
+                 before=before, after={"needsReview": False, "bankAttempts": 0})
+    _submit_on_commit(refund.pk)
+    return refund
+
+
 def refunds_pending_process(*, now: datetime | None = None, older_than_seconds: float | None = None,
                             max_refunds: int = SWEEP_MAX_REFUNDS,
                             budget_seconds: float = SWEEP_BUDGET_SECONDS) -> int:
     """The sweep: submit PENDING refunds older than `older_than_seconds` (default
-    REFUND_PENDING_SWEEP_AFTER_SECONDS) that no worker holds, oldest first, until none is left,
+    REFUND_PENDING_SWEEP_AFTER_SECONDS) that are due (no worker holds them and their backoff
+    has passed) and not flagged for review, most overdue first (a refund never submitted is due
+    from its creation, one that erred from the end of its backoff), until none is left,
     `max_refunds` were submitted or the budget is spent. Returns how many were submitted.
     Safe to run concurrently with the tasks and with itself (each refund is claimed first)."""
     now = now or timezone.now()
     age = REFUND_PENDING_SWEEP_AFTER_SECONDS if older_than_seconds is None else older_than_seconds
     started = time.monotonic()
     candidates = list(
-        Refund.objects.filter(status=S.PENDING, created_at__lte=now - timedelta(seconds=age))
+        Refund.objects.filter(status=S.PENDING, needs_review=False, created_at__lte=now - timedelta(seconds=age))
         .exclude(claimed_until__gt=now)
-        .order_by("created_at", "id").values_list("pk", flat=True)[:max_refunds]
+        .order_by(Coalesce("claimed_until", "created_at"), "id").values_list("pk", flat=True)[:max_refunds]
     )
     done = 0
     for refund_pk in candidates:
