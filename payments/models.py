@@ -83,6 +83,10 @@ class Payment(models.Model):
     # The acquirer's 3-D Secure challenge, written only when it answered CHALLENGE: an OTP is
     # taken for this payment only while it is set, and goes to the acquirer with it.
     card_challenge_ref = models.CharField(max_length=64, blank=True)
+    # Set (committed) before a method's final call to the acquirer, cleared when the answer is
+    # recorded or when there was none: the one claim that keeps a second submission, or a
+    # stale one, from asking the acquirer again (payments.services.hosted).
+    acquirer_call_started_at = models.DateTimeField(null=True, blank=True)
     bank_code = models.CharField(max_length=20, blank=True, help_text="net banking bank or wallet code")
     transfer_reference = models.CharField(max_length=40, blank=True, db_index=True,
                                           help_text="NEFT/RTGS/challan reference the customer quotes")

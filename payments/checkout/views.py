@@ -458,6 +458,7 @@ def sandbox_bank(request, payment_id: str):
     redirect = _go_on(payment, here=here)
     if redirect is not None:
         return redirect
+    errors = {}
     if request.method == "POST":
         form = forms.SandboxBankForm(request.POST)
         if form.is_valid():
@@ -465,11 +466,14 @@ def sandbox_bank(request, payment_id: str):
                 hosted.hosted_bank_complete(payment=payment, approved=form.cleaned_data["decision"] == "approve")
             except InvalidTransition:
                 pass
-            return _go_on(payment)
+            except GatewayError as exc:  # being confirmed already (another tab), or the bank did not answer
+                errors = {"decision": [_plain(exc)]}
+            if not errors:
+                return _go_on(payment)
     is_wallet = payment.payment_mode == M.WALLET
     provider = (WALLETS if is_wallet else BANKS).get(payment.bank_code, payment.bank_code)
     return render(request, "checkout/sandbox_bank.html",
-                  _context(request, payment, provider=provider, is_wallet=is_wallet, action=here))
+                  _context(request, payment, provider=provider, is_wallet=is_wallet, action=here, errors=errors))
 
 
 @checkout_page

@@ -19,8 +19,8 @@ from datetime import timedelta
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.db.models.functions import Now
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
@@ -33,6 +33,7 @@ from payments.acquirer.base import AcquirerAnswer, AcquirerError, Outcome
 from payments.cards import CardInput
 from payments.locks import lock_payment
 from payments.models import Payment, PaymentEvent
+from payments.services.acquirer_answers import acquirer_answer_record, acquirer_approval_refused
 from payments.services.expiry import payment_schedule_expiry
 from payments.services.transitions import (
     payment_expire,
@@ -147,15 +148,70 @@ def _ensure_open(payment: Payment) -> None:
         raise InvalidTransition(payment.status, S.PROCESSING)
 
 
-def _record_answer(payment_id: int, answer: AcquirerAnswer) -> None:
-    payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
-                 detail={"outcome": answer.outcome.value, "message": answer.message, **answer.raw})
-
-
 def _acquirer_failed(payment_id: int, exc: AcquirerError) -> Payment:
     logger.warning("acquirer error on payment %s: %s", payment_id, type(exc).__name__)
     return payment_mark_failed(payment_id=payment_id, reason="the bank could not be reached; no money was taken",
                                detail={"acquirer_error": type(exc).__name__})
+
+
+# --- One acquirer call per step ----------------------------------------------------------
+#
+# Finishing a method (the OTP, the bank's page, funds arriving) asks the acquirer to move money.
+# Two submissions of one step (two tabs, a double click, a stale page, the same transfer
+# reported twice) must not both ask, and nothing may ask once the payment is final. The claim
+# is a column (acquirer_call_started_at) set under the row lock and committed before the call:
+# unlike a cache lock it cannot lapse however long the acquirer takes, and it is checked
+# against the payment's status as it is now, not as the caller's copy last saw it. It is given
+# back only when the acquirer gave no answer; an answer makes the payment final. A process that
+# dies mid-call leaves it claimed: the payment then ends by its expiry, never by a second call.
+
+@transaction.atomic(durable=True)
+def _acquirer_call_claim(*, payment_id: int, modes: tuple, target: str, field: str,
+                         challenge: bool = False) -> Payment:
+    # Row lock: two submissions of one step queue here; the second sees the first's claim (or
+    # the final status it led to) and never reaches the acquirer. The OTP's challenge is
+    # written under this lock too (_card_challenge_record).
+    payment = lock_payment(payment_id)
+    if payment.status != S.PROCESSING or payment.payment_mode not in modes:
+        raise InvalidTransition(payment.status, target)
+    if challenge and not payment.card_challenge_ref:
+        raise ValidationError("the card has not been sent for 3-D Secure yet; wait a moment", field=field)
+    if payment.acquirer_call_started_at is not None:
+        raise ValidationError("this payment is already being confirmed with the bank; wait a moment", field=field)
+    payment.acquirer_call_started_at = timezone.now()
+    payment.save(update_fields=["acquirer_call_started_at", "updated_at"])
+    return payment
+
+
+def _claim(payment: Payment, **kwargs) -> Payment:
+    """Claim the acquirer call of a step of `payment` (the caller's copy may be stale): an
+    open payment past its deadline is expired first. Returns the payment as claimed."""
+    payment.refresh_from_db()
+    hosted_expire_if_due(payment)
+    return _acquirer_call_claim(payment_id=payment.pk, **kwargs)
+
+
+def _acquirer_call_release(payment_id: int) -> None:
+    """The acquirer gave no answer: the step may be tried again. Not a status change."""
+    Payment.objects.filter(pk=payment_id, status=S.PROCESSING).update(acquirer_call_started_at=None,
+                                                                       updated_at=Now())
+
+
+def _acquirer_answer_apply(payment: Payment, step: str, answer: AcquirerAnswer, *, declined: str) -> Payment:
+    """Record the acquirer's final answer to a claimed call: APPROVED makes the payment
+    SUCCESS with its RRN, anything else FAILED. An approval that finds the payment final
+    already (it expired during the call) is kept with its RRN for reversal, then
+    InvalidTransition is raised as for any late answer."""
+    acquirer_answer_record(payment_id=payment.pk, step=step, answer=answer)
+    if answer.outcome == Outcome.APPROVED:
+        try:
+            return payment_mark_succeeded(payment_id=payment.pk, bank_rrn=answer.reference,
+                                          acquirer_call_started_at=None)
+        except InvalidTransition:
+            acquirer_approval_refused(payment_id=payment.pk, step=step, bank_rrn=answer.reference)
+            raise
+    return payment_mark_failed(payment_id=payment.pk, reason=answer.message or declined,
+                               acquirer_call_started_at=None)
 
 
 # --- Cards --------------------------------------------------------------------------------
@@ -216,7 +272,7 @@ def hosted_card_pay(*, payment: Payment, card: CardInput, save_card: bool = Fals
             answer = get_acquirer().card_authorize(payment=payment, card=card)
         except AcquirerError as exc:
             return _acquirer_failed(payment.pk, exc)
-        _record_answer(payment.pk, answer)
+        acquirer_answer_record(payment_id=payment.pk, step="card_authorize", answer=answer)
         issuer = (answer.issuer or "")[:60]
         if answer.outcome == Outcome.CHALLENGE:
             return _card_challenge_record(payment_id=payment.pk, answer=answer, issuer=issuer)
@@ -250,7 +306,7 @@ def hosted_saved_card_pay(*, payment: Payment, cvv: str) -> Payment:
             answer = token_services.token_authorize(token=token, payment=payment, cvv=cvv)
         except AcquirerError as exc:
             return _acquirer_failed(payment.pk, exc)
-        _record_answer(payment.pk, answer)
+        acquirer_answer_record(payment_id=payment.pk, step="token_authorize", answer=answer)
         if answer.outcome == Outcome.CHALLENGE:
             return _card_challenge_record(payment_id=payment.pk, answer=answer)
         return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the card network")
@@ -261,46 +317,20 @@ def hosted_saved_card_pay(*, payment: Payment, cvv: str) -> Payment:
         raise
 
 
-def otp_lock_key(payment_id: int) -> str:
-    return f"checkout:otp:{payment_id}"
-
-
-@transaction.atomic(durable=True)
-def _card_challenge_get(payment_id: int) -> Payment:
-    # Row lock: the challenge is read under the lock it is written under
-    # (_card_challenge_record), so an OTP sent while the card is still being authorised
-    # (another tab, a replayed form) finds no challenge and is refused.
-    payment = lock_payment(payment_id)
-    if payment.status != S.PROCESSING or payment.payment_mode != M.CARD:
-        raise InvalidTransition(payment.status, S.SUCCESS)
-    if not payment.card_challenge_ref:
-        raise ValidationError("the card has not been sent for 3-D Secure yet; wait a moment", field="otp")
-    return payment
-
-
 def hosted_card_verify_otp(*, payment: Payment, otp: str) -> Payment:
     """Finish the 3-D Secure challenge: the right OTP makes the payment SUCCESS (with its bank
     reference), any other makes it FAILED (one attempt, CONTRACT.md), so an OTP cannot be
-    guessed. Only a payment whose challenge the acquirer issued takes an OTP, and the OTP goes
-    to the acquirer with that challenge. Two submissions at once cannot both reach the acquirer.
+    guessed. Only a payment whose challenge the acquirer issued takes an OTP (checked under the
+    row lock), and the OTP goes to the acquirer with that challenge. One submission at a time
+    reaches the acquirer, and none once the payment is final.
     Raises InvalidTransition when the payment is not waiting for an OTP, ValidationError (otp)
-    while its challenge has not been issued."""
-    hosted_expire_if_due(payment)
-    payment = _card_challenge_get(payment.pk)
-    if not cache.add(otp_lock_key(payment.pk), 1, timeout=60):
-        raise ValidationError("this payment's OTP is already being checked; wait a moment", field="otp")
+    while its challenge has not been issued or another OTP of it is being checked."""
+    payment = _claim(payment, modes=(M.CARD,), target=S.SUCCESS, field="otp", challenge=True)
     try:
-        try:
-            answer = get_acquirer().card_verify_otp(payment=payment, otp=otp,
-                                                    challenge_ref=payment.card_challenge_ref)
-        except AcquirerError as exc:
-            return _acquirer_failed(payment.pk, exc)
-        _record_answer(payment.pk, answer)
-        if answer.outcome == Outcome.APPROVED:
-            return payment_mark_succeeded(payment_id=payment.pk, bank_rrn=answer.reference)
-        return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "3-D Secure authentication failed")
-    finally:
-        cache.delete(otp_lock_key(payment.pk))
+        answer = get_acquirer().card_verify_otp(payment=payment, otp=otp, challenge_ref=payment.card_challenge_ref)
+    except AcquirerError as exc:
+        return _acquirer_failed(payment.pk, exc)
+    return _acquirer_answer_apply(payment, "card_verify_otp", answer, declined="3-D Secure authentication failed")
 
 
 # --- Net banking and wallets --------------------------------------------------------------
@@ -316,19 +346,16 @@ def hosted_bank_start(*, payment: Payment, mode: str, bank_code: str) -> Payment
 
 
 def hosted_bank_complete(*, payment: Payment, approved: bool) -> Payment:
-    """The bank's or wallet's page answered: SUCCESS with its reference, or FAILED.
-    Raises InvalidTransition when the payment is not waiting for that page."""
-    hosted_expire_if_due(payment)
-    if payment.status != S.PROCESSING or payment.payment_mode not in BANK_MODES:
-        raise InvalidTransition(payment.status, S.SUCCESS if approved else S.FAILED)
+    """The bank's or wallet's page answered: SUCCESS with its reference, or FAILED. One answer
+    at a time reaches the acquirer, and none once the payment is final.
+    Raises InvalidTransition when the payment is not waiting for that page, ValidationError
+    (decision) while another answer of it is being confirmed."""
+    payment = _claim(payment, modes=BANK_MODES, target=S.SUCCESS if approved else S.FAILED, field="decision")
     try:
         answer = get_acquirer().bank_authorize(payment=payment, bank_code=payment.bank_code, approved=approved)
     except AcquirerError as exc:
         return _acquirer_failed(payment.pk, exc)
-    _record_answer(payment.pk, answer)
-    if answer.outcome == Outcome.APPROVED:
-        return payment_mark_succeeded(payment_id=payment.pk, bank_rrn=answer.reference)
-    return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined at the bank")
+    return _acquirer_answer_apply(payment, "bank_authorize", answer, declined="declined at the bank")
 
 
 # --- NEFT, RTGS and cash challan ----------------------------------------------------------
@@ -370,22 +397,26 @@ def hosted_transfer_start(*, payment: Payment, mode: str) -> Payment:
 
 def hosted_transfer_received(*, reference: str) -> Payment:
     """Funds arrived quoting `reference` (in staging: the tester says so on /sandbox/transfers).
-    PROCESSING -> SUCCESS with the bank's reference. Raises NotFound for an unknown reference
-    and InvalidTransition when the payment is final already (paid, or expired unpaid)."""
+    PROCESSING -> SUCCESS with the bank's reference; the same funds reported twice are
+    confirmed with the bank once. Raises NotFound for an unknown reference, InvalidTransition
+    when the payment is final already (paid, or expired unpaid), ValidationError (reference)
+    while the same transfer is being confirmed or when the bank could not confirm it."""
     payment = (Payment.objects.select_related("merchant")
                .filter(transfer_reference=reference.strip().upper(), payment_mode__in=TRANSFER_MODES).first())
     if payment is None:
         raise NotFound("no open transfer has that reference")
-    hosted_expire_if_due(payment)
-    if payment.status != S.PROCESSING:
-        raise InvalidTransition(payment.status, S.SUCCESS)
+    payment = _claim(payment, modes=TRANSFER_MODES, target=S.SUCCESS, field="reference")
     try:
         answer = get_acquirer().transfer_received(payment=payment, amount=payment.amount)
     except AcquirerError as exc:
         # Funds that could not be matched stay with the bank; the payment stays open.
+        _acquirer_call_release(payment.pk)
         raise ValidationError("the bank could not confirm the transfer; try again", field="reference") from exc
-    _record_answer(payment.pk, answer)
-    return payment_mark_succeeded(payment_id=payment.pk, bank_rrn=answer.reference)
+    if answer.outcome != Outcome.APPROVED:
+        acquirer_answer_record(payment_id=payment.pk, step="transfer_received", answer=answer)
+        _acquirer_call_release(payment.pk)
+        raise ValidationError("the bank could not confirm the transfer; try again", field="reference")
+    return _acquirer_answer_apply(payment, "transfer_received", answer, declined="")
 
 
 # --- Leaving the page ---------------------------------------------------------------------

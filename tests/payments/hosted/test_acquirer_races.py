@@ -5,11 +5,15 @@ transactions and threads for the concurrent requests; only the acquirer is a tes
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
+from django.utils import timezone
 
 from gateway.errors import ValidationError
 from payments.cards import CardInput
-from payments.models import Payment
+from payments.models import Payment, PaymentEvent
 from payments.services import hosted
+from payments.services.transitions import payment_expire
+from payments.state import InvalidTransition
 from tests.payments.hosted.doubles import Request, scripted_acquirer
 from tests.support.factories import make_merchant
 
@@ -81,3 +85,100 @@ def test_a_card_payment_that_broke_before_its_challenge_cannot_take_an_otp(shop,
     payment.refresh_from_db()
     assert payment.status == S.FAILED and not payment.bank_rrn
     assert not acquirer.called("card_verify_otp")
+
+
+# --- 2. one call to the acquirer per step, claimed in the database ----------------------------
+
+def test_a_second_otp_from_a_stale_page_never_reaches_the_acquirer(shop, acquirer):
+    payment = hosted.hosted_card_pay(payment=new_session(shop), card=VISA)
+    tab1, tab2 = fresh(payment), fresh(payment)  # both loaded while PROCESSING
+    assert hosted.hosted_card_verify_otp(payment=tab1, otp="000000").status == S.FAILED
+    with pytest.raises(InvalidTransition):
+        hosted.hosted_card_verify_otp(payment=tab2, otp="123456")
+    assert [outcome for _, outcome, _ in acquirer.called("card_verify_otp")] == ["declined"]
+    assert fresh(payment).status == S.FAILED
+
+
+def test_an_otp_being_checked_keeps_its_claim_however_long_the_acquirer_takes(shop, acquirer):
+    payment = hosted.hosted_card_pay(payment=new_session(shop), card=VISA)
+    gate = acquirer.gate("card_verify_otp")
+    first = Request(lambda: hosted.hosted_card_verify_otp(payment=fresh(payment), otp="000000"))
+    gate.wait_entered()
+    cache.clear()  # what a cache lock's expiry does to a claim during a long acquirer call
+    with pytest.raises(ValidationError):
+        hosted.hosted_card_verify_otp(payment=fresh(payment), otp="123456")
+    gate.open()
+    assert first.finish().status == S.FAILED
+    assert [outcome for _, outcome, _ in acquirer.called("card_verify_otp")] == ["declined"]
+    assert fresh(payment).status == S.FAILED and not fresh(payment).bank_rrn
+
+
+@pytest.mark.parametrize("mode", ["NB", "WALLET"])
+def test_a_bank_page_answered_from_two_stale_tabs_reaches_the_acquirer_once(shop, acquirer, mode):
+    payment = hosted.hosted_bank_start(payment=new_session(shop), mode=mode, bank_code="HDFC")
+    tab1, tab2 = fresh(payment), fresh(payment)
+    assert hosted.hosted_bank_complete(payment=tab1, approved=False).status == S.FAILED
+    with pytest.raises(InvalidTransition):
+        hosted.hosted_bank_complete(payment=tab2, approved=True)
+    assert [outcome for _, outcome, _ in acquirer.called("bank_authorize")] == ["declined"]
+
+
+def test_a_bank_page_answered_twice_at_once_reaches_the_acquirer_once(shop, acquirer):
+    payment = hosted.hosted_bank_start(payment=new_session(shop), mode="NB", bank_code="HDFC")
+    gate = acquirer.gate("bank_authorize")
+    first = Request(lambda: hosted.hosted_bank_complete(payment=fresh(payment), approved=True))
+    gate.wait_entered()
+    with pytest.raises(ValidationError):
+        hosted.hosted_bank_complete(payment=fresh(payment), approved=True)
+    gate.open()
+    paid = first.finish()
+    assert paid.status == S.SUCCESS
+    [(_, outcome, rrn)] = acquirer.called("bank_authorize")
+    assert outcome == "approved" and paid.bank_rrn == rrn
+
+
+def test_funds_reported_twice_at_once_are_confirmed_with_the_bank_once(shop, acquirer):
+    payment = hosted.hosted_transfer_start(payment=new_session(shop), mode="NEFT")
+    gate = acquirer.gate("transfer_received")
+    first = Request(lambda: hosted.hosted_transfer_received(reference=payment.transfer_reference))
+    gate.wait_entered()
+    with pytest.raises(ValidationError):
+        hosted.hosted_transfer_received(reference=payment.transfer_reference)
+    gate.open()
+    assert first.finish().status == S.SUCCESS
+    assert len(acquirer.called("transfer_received")) == 1
+
+
+def test_an_approval_that_finds_the_payment_expired_is_kept_with_its_rrn_for_reversal(shop, acquirer, caplog):
+    payment = hosted.hosted_card_pay(payment=new_session(shop), card=VISA)
+    gate = acquirer.gate("card_verify_otp")
+    paying = Request(lambda: hosted.hosted_card_verify_otp(payment=fresh(payment), otp="123456"))
+    gate.wait_entered()
+    # The session's deadline passes while the issuer is verifying the OTP: the expiry task wins.
+    Payment.objects.filter(pk=payment.pk).update(expires_at=timezone.now())
+    assert payment_expire(payment_id=payment.pk) is not None
+    gate.open()
+    with pytest.raises(InvalidTransition):
+        paying.finish()
+    [(_, outcome, rrn)] = acquirer.called("card_verify_otp")
+    assert outcome == "approved" and rrn
+    payment.refresh_from_db()
+    assert payment.status == S.EXPIRED and not payment.bank_rrn
+    assert payment.events.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__outcome="approved",
+                                 detail__reference=rrn).exists()
+    assert any(record.levelname == "ERROR" and "needs reversal" in record.getMessage() and rrn in record.getMessage()
+               for record in caplog.records)
+
+
+def test_every_acquirer_answer_is_kept_with_its_reference(shop, acquirer):
+    card = hosted.hosted_card_pay(payment=new_session(shop), card=VISA)
+    card = hosted.hosted_card_verify_otp(payment=card, otp="123456")
+    bank = hosted.hosted_bank_start(payment=new_session(shop), mode="NB", bank_code="SBIN")
+    bank = hosted.hosted_bank_complete(payment=bank, approved=True)
+    transfer = hosted.hosted_transfer_start(payment=new_session(shop), mode="RTGS")
+    transfer = hosted.hosted_transfer_received(reference=transfer.transfer_reference)
+    for payment in (card, bank, transfer):
+        answers = payment.events.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__outcome="approved")
+        assert [event.detail["reference"] for event in answers] == [payment.bank_rrn]
+    challenge = card.events.get(kind=PaymentEvent.Kind.ACQUIRER, detail__outcome="challenge")
+    assert challenge.detail["reference"] == card.card_challenge_ref

@@ -5,6 +5,7 @@ import re
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from payments.models import Payment
 from tests.payments.hosted.conftest import session_body
@@ -147,6 +148,17 @@ def test_sandbox_pages_are_not_found_in_production(client, session, settings):
     assert client.get("/sandbox/transfers").status_code == 404
     # The customer waits on the status page instead of the sandbox bank.
     assert client.get(f"/checkout/{session['paymentId']}")["Location"].endswith("/status")
+
+
+def test_a_bank_answer_sent_while_another_is_being_confirmed_is_shown_on_the_bank_page(client, session):
+    enter(client, session)
+    client.post(f"/checkout/{session['paymentId']}/netbanking", {"bank": "HDFC"})
+    # The other tab's answer is with the acquirer (its claim is committed, its call not answered).
+    Payment.objects.filter(payment_id=session["paymentId"]).update(acquirer_call_started_at=timezone.now())
+    response = client.post(f"/sandbox/bank/{session['paymentId']}", {"decision": "approve"})
+    assert response.status_code == 200
+    assert "already being confirmed with the bank" in response.content.decode()
+    assert Payment.objects.get(payment_id=session["paymentId"]).status == "PROCESSING"
 
 
 def test_final_payment_sends_the_customer_back_with_a_recorded_redirect(client, session):

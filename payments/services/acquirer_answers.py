@@ -1,0 +1,44 @@
+"""What the acquirer answered, in the payment's story, for every method (hosted and UPI).
+
+Every answer is kept with its `reference`: the bank reference (RRN) of an approval, the
+challenge id of a 3-D Secure challenge. That is what lets an approval that could not be
+recorded as SUCCESS still be found and reversed: the one case here that needs a person.
+"""
+from __future__ import annotations
+
+import logging
+
+from payments.acquirer.base import AcquirerAnswer
+from payments.models import Payment, PaymentEvent
+from payments.services.transitions import payment_note
+
+logger = logging.getLogger("payments.acquirer")
+
+S = Payment.Status
+
+NEEDS_REVERSAL = "approved after final — needs reversal"
+
+
+def acquirer_answer_record(*, payment_id: int, step: str, answer: AcquirerAnswer) -> PaymentEvent:
+    """Append the acquirer's answer to `step` (card_authorize, card_verify_otp, upi_pay, ...)
+    to the payment's story, with its reference. Never carries card data (AcquirerAnswer.raw
+    never does)."""
+    return payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
+                        detail={**answer.raw, "step": step, "outcome": answer.outcome.value,
+                                "message": answer.message, "reference": answer.reference})
+
+
+def acquirer_approval_refused(*, payment_id: int, step: str, bank_rrn: str) -> PaymentEvent | None:
+    """An approval (money moved, `bank_rrn` its reference) found the payment final already, so
+    it could not become SUCCESS. When the payment is EXPIRED or FAILED the customer paid for a
+    payment the merchant was told did not happen: logged at ERROR and kept in the payment's
+    story with the RRN, for the reversal. An approval of a payment that is SUCCESS already is
+    the first approval's duplicate (the sandbox UPI approval task run twice): nothing to do."""
+    status = Payment.objects.filter(pk=payment_id).values_list("status", flat=True).first()
+    if status not in (S.EXPIRED, S.FAILED):
+        return None
+    logger.error("%s: payment %s is %s but %s was approved with RRN %s", NEEDS_REVERSAL, payment_id, status,
+                 step, bank_rrn)
+    return payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
+                        detail={"step": step, "outcome": "approved", "reference": bank_rrn,
+                                "result": NEEDS_REVERSAL, "status": status})
