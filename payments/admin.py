@@ -23,7 +23,7 @@ from gateway import roles
 from gateway.console import views as console_views
 from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.console.search import matched_by, payment_search
-from gateway.console.story import method_label, money, payment_story
+from gateway.console.story import method_label, money, payment_story, rupees
 from gateway.errors import GatewayError
 from payments.models import Payment
 from webhooks.models import WebhookDelivery
@@ -39,12 +39,23 @@ def status_badge(status: str):
                        STATUS_COLOURS.get(status, "inherit"), status, status)
 
 
+class MethodFilter(admin.SimpleListFilter):
+    title = "method"
+    parameter_name = "method"
+
+    def lookups(self, request, model_admin):
+        return [(mode, method_label(mode)) for mode in Payment.Mode.values]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(payment_mode=self.value()) if self.value() else queryset
+
+
 @admin.register(Payment)
 class PaymentAdmin(FastListMixin, admin.ModelAdmin):
     list_display = ("sabpaisa_txn_id", "merchant_code", "merchant_txn_id", "status_display", "method",
-                    "amount_display", "customer", "bank_rrn", "created_at")
+                    "amount_short", "customer", "created_at")
     list_display_links = ("sabpaisa_txn_id",)
-    list_filter = (("merchant", admin.RelatedFieldListFilter), "status", "payment_mode", "flow",
+    list_filter = (("merchant", admin.RelatedFieldListFilter), "status", MethodFilter, "flow",
                    ("created_at", DayRangeFilter))
     # The box searches every identifier (get_search_results); this only makes the admin show it.
     search_fields = ("sabpaisa_txn_id",)
@@ -104,6 +115,10 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
     @admin.display(description="amount")
     def amount_display(self, obj):
         return money(obj.amount)
+
+    @admin.display(description="amount")
+    def amount_short(self, obj):
+        return format_html('<span class="nowrap" title="{} paise">₹{}</span>', obj.amount, rupees(obj.amount))
 
     @admin.display(description="paid")
     def paid_amount_display(self, obj):

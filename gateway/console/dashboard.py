@@ -8,7 +8,9 @@ Thresholds (docs/console.md):
   expires_at (the expiry sweep runs every 10 seconds, so this never happens when it runs);
 - a refund is late when it is PENDING longer than REFUND_PENDING_ALERT (the bank answers the
   sandbox at once and the pending sweep retries every minute);
-- dead deliveries are counted over DEAD_WINDOW.
+- dead deliveries are counted over DEAD_WINDOW;
+- a merchant's webhooks are "backlog" when a delivery has been due for longer than
+  BACKLOG_AFTER (the workers send a new delivery within seconds).
 """
 from __future__ import annotations
 
@@ -32,6 +34,8 @@ WINDOW = timedelta(hours=24)
 STUCK_AFTER_EXPIRY = timedelta(minutes=getattr(settings, "CONSOLE_STUCK_PAYMENT_MINUTES", 2))
 REFUND_PENDING_ALERT = timedelta(minutes=getattr(settings, "CONSOLE_REFUND_PENDING_ALERT_MINUTES", 15))
 DEAD_WINDOW = timedelta(days=7)
+# A delivery still due this long after it was recorded means the workers are behind or down.
+BACKLOG_AFTER = timedelta(minutes=5)
 LIST_LIMIT = 20
 COUNT_CAP = 1000
 
@@ -66,6 +70,7 @@ class WebhookHealth:
     dead: int
     oldest_due: datetime | None
     last_success: datetime | None
+    now: datetime
 
     @property
     def state(self) -> str:
@@ -73,6 +78,8 @@ class WebhookHealth:
             return "failing"
         if self.retrying:
             return "retrying"
+        if self.oldest_due and self.oldest_due < self.now - BACKLOG_AFTER:
+            return "backlog"
         return "healthy"
 
 
@@ -147,8 +154,8 @@ def webhook_health(now: datetime) -> list[WebhookHealth]:
     for merchant in merchants:
         row = due_by_merchant.get(merchant.pk, {})
         health.append(WebhookHealth(merchant, row.get("pending", 0), row.get("retrying", 0), merchant.dead,
-                                    row.get("oldest"), merchant.last_success))
-    order = {"failing": 0, "retrying": 1, "healthy": 2}
+                                    row.get("oldest"), merchant.last_success, now))
+    order = {"failing": 0, "backlog": 1, "retrying": 2, "healthy": 3}
     return sorted(health, key=lambda item: (order[item.state], item.merchant.code))
 
 
@@ -192,5 +199,6 @@ def dashboard_context(now: datetime | None = None) -> dict:
         "late_refunds": late, "late_refunds_count": late_count,
         "refund_alert_minutes": int(REFUND_PENDING_ALERT.total_seconds() // 60),
         "dead_window_days": DEAD_WINDOW.days,
+        "backlog_minutes": int(BACKLOG_AFTER.total_seconds() // 60),
         "count_cap": COUNT_CAP,
     }

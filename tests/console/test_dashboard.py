@@ -66,6 +66,10 @@ def test_webhook_health_per_merchant(as_role, receiver, settings):
     healthy = make_merchant(code="HEALTHY", webhook_url=receiver.url("/ok"))
     failing = make_merchant(code="FAILING", webhook_url=receiver.url("/broken"))
     make_merchant(code="NOHOOK")
+    slow = make_merchant(code="SLOW", webhook_url=receiver.url("/slow"))
+    waiting = make_payment(slow)
+    WebhookDelivery.objects.filter(event__subject_id=waiting.sabpaisa_txn_id).update(
+        created_at=timezone.now() - timedelta(minutes=6))
     delivered = make_payment(healthy)
     receiver.respond_with(200)
     delivery_attempt_run(WebhookDelivery.objects.get(event__subject_id=delivered.sabpaisa_txn_id).pk)
@@ -80,7 +84,8 @@ def test_webhook_health_per_merchant(as_role, receiver, settings):
     delivery_attempt_run(WebhookDelivery.objects.get(event__subject_id=retrying.sabpaisa_txn_id).pk)
 
     rows = {row.merchant.code: row for row in dashboard_context()["webhooks"]}
-    assert set(rows) == {"HEALTHY", "FAILING"}  # NOHOOK has no address and nothing in flight
+    assert set(rows) == {"HEALTHY", "FAILING", "SLOW"}  # NOHOOK has no address and nothing in flight
+    assert (rows["SLOW"].state, rows["SLOW"].pending) == ("backlog", 1)  # due for 6 minutes: workers behind
     assert (rows["FAILING"].state, rows["FAILING"].dead, rows["FAILING"].retrying, rows["FAILING"].pending) == (
         "failing", 1, 1, 1)
     assert rows["FAILING"].last_success is None and rows["FAILING"].oldest_due is not None
@@ -89,7 +94,7 @@ def test_webhook_health_per_merchant(as_role, receiver, settings):
 
     html = as_role("support").get(URL).content.decode()
     section = html[html.index('data-testid="webhook-health"'):]
-    assert section.index("FAILING") < section.index("HEALTHY")  # worst first
+    assert section.index("FAILING") < section.index("SLOW") < section.index("HEALTHY")  # worst first
     assert "never" in section and "status__exact=dead" in section
 
 

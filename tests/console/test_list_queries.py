@@ -17,7 +17,7 @@ PAGES = [
     "/admin/payments/payment/",
     "/admin/payments/payment/?q=9876543210",
     "/admin/payments/payment/?q=someone@example.com",
-    "/admin/payments/payment/?status__exact=SUCCESS&payment_mode__exact=UPI",
+    "/admin/payments/payment/?status__exact=SUCCESS&method=UPI",
     "/admin/payments/payment/?created_at_from=2020-01-01",
     "/admin/refunds/refund/",
     "/admin/refunds/refund/?q=rfnd_nothing",

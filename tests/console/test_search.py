@@ -129,7 +129,7 @@ def test_filters_by_merchant_status_method_and_flow(support, shop):
     assert theirs.sabpaisa_txn_id in html and card.sabpaisa_txn_id not in html
     html = listed(support, status__exact="FAILED")
     assert failed.sabpaisa_txn_id in html and card.sabpaisa_txn_id not in html
-    html = listed(support, payment_mode__exact="CARD")
+    html = listed(support, method="CARD")
     assert card.sabpaisa_txn_id in html and failed.sabpaisa_txn_id not in html
     html = listed(support, flow__exact="S2S")
     assert card.sabpaisa_txn_id not in html
