@@ -3,8 +3,10 @@ merchants whose webhook address is a real receiver on loopback, and payments wit
 from __future__ import annotations
 
 import itertools
+import os
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -97,3 +99,38 @@ def story_payment(merchant, *, refund_by: User | None = None, receiver: Receiver
 
 def ago(**kwargs):
     return timezone.now() - timedelta(**kwargs)
+
+
+# --- a real browser ------------------------------------------------------------------------------
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """The system's Chromium through Playwright (never `playwright install`)."""
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
+    # between browser steps are deliberate.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"console-{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
