@@ -34,12 +34,18 @@ class MerchantRateThrottle(BaseThrottle):
         window = int(time.time())
         key = f"rl:{ident}:{window}"
         try:
-            cache.add(key, 0, timeout=5)
             try:
+                # One round trip in the common case: this window's counter exists already.
                 count = cache.incr(key)
-            except ValueError:  # evicted between add and incr
-                cache.set(key, 1, timeout=5)
-                count = 1
+            except ValueError:  # the window's first request (or its counter was evicted)
+                if cache.add(key, 1, timeout=5):
+                    count = 1
+                else:  # another worker started the window just now
+                    try:
+                        count = cache.incr(key)
+                    except ValueError:  # evicted between add and incr
+                        cache.set(key, 1, timeout=5)
+                        count = 1
         except Exception:
             logger.exception("rate limit not applied: the cache is unreachable")
             return True
