@@ -1,0 +1,47 @@
+"""Hand-written SELECTs for the few reads on every API request, turned into model instances
+exactly as the ORM turns its own rows (the same column converters, `Model.from_db`).
+
+Why: compiling a queryset costs the ORM about as much CPU as a whole bare Django request, and
+more than PostgreSQL spends answering it (benchmarks/RESULTS.md). The statements here are
+written once, from the models' own column names, so a new field is picked up by itself.
+Everything else keeps the ORM.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from django.db import connections, router
+from django.db.models.expressions import Col
+
+
+def columns(model, alias: str) -> str:
+    """`"alias"."column", ...` for every concrete field of `model`, in field order."""
+    quote = connections[router.db_for_read(model)].ops.quote_name
+    return ", ".join(f"{quote(alias)}.{quote(f.column)}" for f in model._meta.concrete_fields)
+
+
+@lru_cache(maxsize=None)
+def _converters(model, vendor: str, alias: str):
+    connection = connections[alias]
+    out = []
+    for field in model._meta.concrete_fields:
+        col = Col(model._meta.db_table, field)
+        convs = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
+        out.append((col, convs))
+    return out
+
+
+def instance(model, values):
+    """A `model` instance from the values of `columns(model, ...)`, as the ORM would load it."""
+    alias = router.db_for_read(model)
+    connection = connections[alias]
+    converted = []
+    for value, (col, convs) in zip(values, _converters(model, connection.vendor, alias)):
+        for convert in convs:
+            value = convert(value, col, connection)
+        converted.append(value)
+    return model.from_db(alias, [f.attname for f in model._meta.concrete_fields], converted)
+
+
+def width(model) -> int:
+    return len(model._meta.concrete_fields)
