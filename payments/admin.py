@@ -23,7 +23,8 @@ from gateway import roles
 from gateway.console import views as console_views
 from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.console.search import matched_by, payment_search
-from gateway.console.story import method_label, money, payment_story, rupees
+from gateway.console.display import method_label, money, rupees
+from gateway.console.story import payment_story
 from gateway.errors import GatewayError
 from payments.models import Payment
 from webhooks.models import WebhookDelivery

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from gateway.console import charts
 from gateway.console.days import local
-from gateway.console.story import method_label
+from gateway.console.display import method_label
 from gateway.models import Merchant
 from payments.models import Payment
 from refunds.models import Refund

@@ -21,7 +21,7 @@ from django.db.models import Prefetch, Q
 from django.urls import NoReverseMatch, reverse
 
 from gateway.console.days import local
-from gateway.money import rupees_str
+from gateway.console.display import money
 from gateway.models import AuditRecord
 from payments.models import Payment, PaymentEvent
 from refunds import selectors as refund_selectors
@@ -40,42 +40,6 @@ STAFF_ACTIONS = {
     "webhook.test_send": "sent a test webhook",
     "token.delete": "deleted the card token",
 }
-
-
-# How staff name the methods (Payment.Mode's automatic labels read "Upi", "Nb").
-METHOD_LABELS = {"UPI": "UPI", "CARD": "Card", "NB": "Net banking", "WALLET": "Wallet", "NEFT": "NEFT",
-                 "RTGS": "RTGS", "CHALLAN": "Cash challan"}
-
-
-def method_label(mode: str) -> str:
-    return METHOD_LABELS.get(mode, mode) if mode else "not chosen yet"
-
-
-def indian_grouping(whole: str) -> str:
-    """'1234567' -> '12,34,567': thousands, then lakhs and crores, as Indian finance reads them."""
-    if len(whole) <= 3:
-        return whole
-    head, tail = whole[:-3], whole[-3:]
-    pairs = []
-    while len(head) > 2:
-        head, pair = head[:-2], head[-2:]
-        pairs.insert(0, pair)
-    return ",".join([head, *pairs, tail])
-
-
-def money(paise: int | None) -> str:
-    """'₹1,499.00 (149900 paise)': rupees for people, paise as every record keeps them."""
-    if paise is None:
-        return "—"
-    if paise < 0:
-        return f"−₹{rupees(-paise)} (−{-paise} paise)"
-    return f"₹{rupees(paise)} ({paise} paise)"
-
-
-def rupees(paise: int) -> str:
-    """'12,34,567.89' for 123456789 paise (never negative: callers write the sign)."""
-    whole, _, fraction = rupees_str(paise).partition(".")
-    return f"{indian_grouping(whole)}.{fraction}"
 
 
 def _value(value) -> str:

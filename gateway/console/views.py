@@ -15,7 +15,7 @@ from gateway import roles
 from gateway.console.dashboard import dashboard_context
 from gateway.console.days import day_bounds, today
 from gateway.console.settlement import settlement_csv_lines, settlement_filename, settlement_rows, settlement_totals
-from gateway.console.story import money
+from gateway.console.display import money
 from gateway.models import Merchant
 from gateway.services import audit_record
 
