@@ -108,9 +108,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium():
-    """The system's Chromium through Playwright (never `playwright install`)."""
+    """The system's Chromium through Playwright (never `playwright install`). Module-scoped:
+    Playwright's sync API keeps an event loop running in the test thread while it is open,
+    which must not outlive the browser tests (Django's async-safety checks, other suites'
+    own Playwright)."""
     from playwright.sync_api import sync_playwright
 
     # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make

@@ -3,7 +3,6 @@ action checks its permission, so each role can do exactly what docs/console.md s
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 
 import pytest
 from django.apps import apps
@@ -15,7 +14,6 @@ from django.utils import timezone
 
 from gateway import roles
 from gateway.models import AuditRecord, Merchant
-from payments.models import Payment
 from refunds.models import Refund
 from tests.console.conftest import ROLES, story_payment
 from tokens.models import Token
@@ -193,7 +191,7 @@ def test_every_role_reads_every_page(world, role, page):
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_every_role_reads_a_payment_refund_and_delivery(world, role, django_user_model):
+def test_every_role_reads_a_payment_delivery_and_merchant(world, role):
     client = world["clients"][role]
     assert client.get(f"/admin/payments/payment/{world['payment'].pk}/change/").status_code == 200
     assert client.get(f"/admin/webhooks/webhookdelivery/{world['delivery'].pk}/change/").status_code == 200
@@ -223,7 +221,7 @@ def test_staff_in_no_group_see_nothing(world, as_role):
 
 
 def test_changes_to_who_holds_a_role_are_audited(admin_client, world, django_user_model):
-    user = django_user_model.objects.create_user("new-hire", password=None, is_staff=True)
+    user = django_user_model.objects.create_user("new-hire", password="pw-new-hire-1", is_staff=True)
     response = admin_client.post(f"/admin/auth/user/{user.pk}/change/", {
         "username": "new-hire", "is_active": "on", "is_staff": "on",
         "groups": [Group.objects.get(name="finance").pk], "date_joined_0": "2024-01-01",
@@ -232,5 +230,4 @@ def test_changes_to_who_holds_a_role_are_audited(admin_client, world, django_use
     record = AuditRecord.objects.get(action="staff_user.update", object_id=str(user.pk))
     assert record.before["groups"] == [] and record.after["groups"] == ["finance"]
     assert record.actor_name == "admin"
-    assert "password" not in str(record.after) or "pbkdf2" not in str(record.after)
-    assert "pbkdf2" not in str(record.before) + str(record.after)
+    assert user.password not in str(record.before) + str(record.after)  # never the password hash
