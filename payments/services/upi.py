@@ -11,8 +11,11 @@
 
 Sandbox behaviour (CONTRACT.md): success@sandbox is approved after
 SANDBOX_UPI_SUCCESS_DELAY_SECONDS by a Celery task (and by the payments sweep, should that
-message be lost); failure@sandbox is declined at once; timeout@sandbox is never approved and
-the payment expires at min(now + SANDBOX_UPI_TIMEOUT_SECONDS, its own expiry).
+message be lost), and its deadline is moved past that approval so it cannot expire first;
+failure@sandbox is declined at once; timeout@sandbox is never approved and the payment expires
+at min(now + SANDBOX_UPI_TIMEOUT_SECONDS, its own expiry). An approval that still finds the
+payment EXPIRED or FAILED is logged and kept with its RRN for reversal
+(payments.services.acquirer_answers).
 """
 from __future__ import annotations
 
@@ -31,13 +34,13 @@ from gateway.money import paise_to_rupees, rupees_str
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
+from payments.services.acquirer_answers import acquirer_answer_record, acquirer_approval_refused
 from payments.services.expiry import payment_schedule_expiry
 from payments.services.transitions import (
     payment_expire,
     payment_mark_failed,
     payment_mark_processing,
     payment_mark_succeeded,
-    payment_note,
 )
 from payments.state import InvalidTransition
 
@@ -57,6 +60,11 @@ UPI_URI_MAX = 2000
 # The marker of the acquirer's "awaiting approval" answer in the payment's story; the sweep
 # looks for it to finish a sandbox approval whose task was lost.
 AWAITING_APPROVAL = "awaiting approval"
+# How long past the approval's delay a payer-approved payment is kept open: the approval task
+# runs at the delay; should its message be lost the payments sweep (every 10 s, a second of
+# slack) approves it, before it expires anything. A minute covers both with room for a busy
+# worker.
+APPROVAL_MARGIN = timedelta(seconds=60)
 
 
 def payee_vpa() -> str:
@@ -220,8 +228,7 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
         if isinstance(exc, AcquirerRefused):
             raise PaymentFailed() from None
         raise (ServiceUnavailable if isinstance(exc, AcquirerUnavailable) else ProcessingError)() from None
-    payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER,
-                 detail={"step": "upi_pay", "outcome": answer.outcome.value, **answer.raw})
+    acquirer_answer_record(payment_id=payment.pk, step="upi_pay", answer=answer)
 
     if answer.outcome == Outcome.DECLINED:
         try:
@@ -231,7 +238,7 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
             payment.refresh_from_db()
             return payment
     if answer.outcome == Outcome.APPROVED:
-        return _approve(payment.pk, answer.reference) or Payment.objects.get(pk=payment.pk)
+        return _approve(payment.pk, answer.reference, step="upi_pay") or Payment.objects.get(pk=payment.pk)
     if acquirer.name == "sandbox":
         _sandbox_follow_up(payment, vpa)
     payment.refresh_from_db()
@@ -242,8 +249,9 @@ def _sandbox_follow_up(payment: Payment, vpa: str) -> None:
     from payments.acquirer.sandbox import UPI_SUCCESS_VPA, UPI_TIMEOUT_VPA
 
     if vpa == UPI_SUCCESS_VPA:
-        _send_quietly("upi_sandbox_approve_task", payment.pk,
-                      countdown=float(settings.SANDBOX_UPI_SUCCESS_DELAY_SECONDS))
+        delay = float(settings.SANDBOX_UPI_SUCCESS_DELAY_SECONDS)
+        _keep_open_for_approval(payment, vpa, delay)
+        _send_quietly("upi_sandbox_approve_task", payment.pk, countdown=delay)
     elif vpa == UPI_TIMEOUT_VPA:
         deadline = timezone.now() + timedelta(seconds=settings.SANDBOX_UPI_TIMEOUT_SECONDS)
         if deadline < payment.expires_at:
@@ -252,6 +260,19 @@ def _sandbox_follow_up(payment: Payment, vpa: str) -> None:
                                                                                  updated_at=Now()):
                 payment.expires_at = deadline
                 payment_schedule_expiry(payment)
+
+
+def _keep_open_for_approval(payment: Payment, vpa: str, delay: float) -> None:
+    """The payer approved; the approval lands `delay` seconds later. A deadline inside that
+    window would expire a payment the customer paid (CONTRACT.md: success@sandbox gives
+    SUCCESS), so it moves to at least now + delay + APPROVAL_MARGIN."""
+    floor = timezone.now() + timedelta(seconds=delay) + APPROVAL_MARGIN
+    # Only ever later, and only while it is open and this payer's: a conditional update, so a
+    # payment that went final (or was never this payer's) is left as it is.
+    if Payment.objects.filter(pk=payment.pk, status=S.PROCESSING, payer_vpa=vpa,
+                              expires_at__lt=floor).update(expires_at=floor, updated_at=Now()):
+        payment.expires_at = floor
+        payment_schedule_expiry(payment)
 
 
 def _send_quietly(task_name: str, payment_id: int, *, countdown: float) -> None:
@@ -263,11 +284,14 @@ def _send_quietly(task_name: str, payment_id: int, *, countdown: float) -> None:
         logger.warning("could not queue %s for payment %s; the sweep will", task_name, payment_id)
 
 
-def _approve(payment_id: int, bank_rrn: str) -> Payment | None:
+def _approve(payment_id: int, bank_rrn: str, *, step: str) -> Payment | None:
     try:
         return payment_mark_succeeded(payment_id=payment_id, bank_rrn=bank_rrn,
                                       detail={"source": "acquirer", "bankRrn": bank_rrn})
-    except InvalidTransition:  # already final (expired, or approved twice): the first answer stands
+    except InvalidTransition:
+        # Final already. Approved twice: the first answer stands. Expired or failed: the money
+        # moved for a payment the merchant was told did not happen; kept for reversal.
+        acquirer_approval_refused(payment_id=payment_id, step=step, bank_rrn=bank_rrn)
         return None
 
 
@@ -276,7 +300,7 @@ def upi_sandbox_approve(*, payment_id: int) -> Payment | None:
     (and changes nothing) when the payment is final already. Safe to run more than once."""
     from payments.acquirer.sandbox import new_rrn
 
-    return _approve(payment_id, new_rrn())
+    return _approve(payment_id, new_rrn(), step="upi_sandbox_approve")
 
 
 def upi_sandbox_approvals_due(*, now=None, limit: int = 500) -> int:

@@ -7,7 +7,9 @@ import pytest
 from django.utils import timezone
 
 from gateway.errors import ValidationError
-from payments.models import Payment
+from payments.models import Payment, PaymentEvent
+from payments.services.expiry import payments_expire_due
+from payments.services.transitions import payment_expire
 from payments.services.upi import (
     upi_link,
     upi_pay,
@@ -214,3 +216,53 @@ def test_an_acquirer_that_cannot_take_the_payment_releases_the_payer(s2s_payment
     assert (payment.status, payment.payer_vpa) == ("PROCESSING", "")
     # The acquirer is back: the customer pays.
     assert upi_pay(payment_id=payment.pk, payer_vpa="failure@sandbox").status == "FAILED"
+
+
+# --- an approval racing the deadline -------------------------------------------------------------
+
+def test_a_payment_approved_just_before_its_deadline_succeeds_instead_of_expiring(s2s_payment, settings):
+    settings.SANDBOX_UPI_SUCCESS_DELAY_SECONDS = 5
+    payment = s2s_payment()
+    # The customer approves 3 s before the link expires; the bank's approval lands 5 s later.
+    Payment.objects.filter(pk=payment.pk).update(expires_at=timezone.now() + timedelta(seconds=3))
+    paid_at = timezone.now()
+    paid = upi_pay(payment_id=payment.pk, payer_vpa="success@sandbox")
+    assert paid.status == "PROCESSING" and paid.expires_at > paid_at + timedelta(seconds=5)
+    # The expiry task queued for the old deadline fires first, and finds the deadline moved.
+    assert payment_expire(payment_id=payment.pk, now=paid_at + timedelta(seconds=4)) is None
+    assert payments_expire_due(now=paid_at + timedelta(seconds=5)) == 0
+    approved = upi_sandbox_approve(payment_id=payment.pk)
+    assert approved.status == "SUCCESS" and approved.bank_rrn
+
+
+def test_an_approval_that_finds_the_payment_expired_is_kept_with_its_rrn_for_reversal(s2s_payment, caplog):
+    payment = s2s_payment()
+    upi_pay(payment_id=payment.pk, payer_vpa="success@sandbox")
+    # The worker and the beat were both down past the deadline, then the expiry ran first.
+    Payment.objects.filter(pk=payment.pk).update(expires_at=timezone.now())
+    assert payment_expire(payment_id=payment.pk) is not None
+    assert upi_sandbox_approve(payment_id=payment.pk) is None
+    payment.refresh_from_db()
+    assert payment.status == "EXPIRED" and not payment.bank_rrn
+    [event] = payment.events.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__outcome="approved")
+    rrn = event.detail["reference"]
+    assert len(rrn) == 12 and event.detail["status"] == "EXPIRED" and "needs reversal" in event.detail["result"]
+    assert any(record.levelname == "ERROR" and "needs reversal" in record.getMessage() and rrn in record.getMessage()
+               for record in caplog.records)
+
+
+def test_an_approval_delivered_twice_is_not_mistaken_for_money_to_reverse(s2s_payment, caplog):
+    payment = s2s_payment()
+    upi_pay(payment_id=payment.pk, payer_vpa="success@sandbox")
+    assert upi_sandbox_approve(payment_id=payment.pk).status == "SUCCESS"
+    assert upi_sandbox_approve(payment_id=payment.pk) is None  # the task's message delivered again
+    assert not [record for record in caplog.records if record.levelname == "ERROR"]
+    assert not payment.events.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__outcome="approved").exists()
+
+
+def test_the_payers_answer_is_kept_in_the_payments_story(s2s_payment):
+    payment = s2s_payment()
+    upi_pay(payment_id=payment.pk, payer_vpa="timeout@sandbox")
+    event = payment.events.get(kind=PaymentEvent.Kind.ACQUIRER, detail__step="upi_pay")
+    assert (event.detail["outcome"], event.detail["result"], event.detail["reference"]) == (
+        "pending", "awaiting approval", "")
