@@ -26,11 +26,18 @@ def _find_nul(value, path: str) -> str | None:
 
 class GatewayJSONParser(JSONParser):
     """JSON, minus the one character PostgreSQL cannot store: a NUL anywhere in the body is a
-    VALIDATION_ERROR naming its field, whichever view and serializer the body is for."""
+    VALIDATION_ERROR naming its field, whichever view and serializer the body is for. A body
+    nested too deeply to read is a VALIDATION_ERROR naming `body`."""
 
     def parse(self, stream, media_type=None, parser_context=None):
-        data = super().parse(stream, media_type, parser_context)
-        field = _find_nul(data, "")
+        try:
+            data = super().parse(stream, media_type, parser_context)
+            field = _find_nul(data, "")
+        except RecursionError:
+            # json.loads (and _find_nul) recurse once per level, so "[[[[...]]]]" a few thousand
+            # deep, a few kilobytes, is deeper than Python goes. No body of this API nests
+            # beyond two levels.
+            raise ValidationError("is nested too deeply to be read", field="body") from None
         if field is not None:
             raise ValidationError("must not contain NUL characters", field=field or "body")
         return data

@@ -43,3 +43,19 @@ def test_hosted_metadata_a_database_cannot_store_is_a_validation_error(client, m
     assert response.json()["errorCode"] == "VALIDATION_ERROR"
     assert response.json()["errorMessage"].startswith("metadata")
     assert not Payment.objects.exists()
+
+
+DEEP_BODIES = {"array": "[" * 5000 + "]" * 5000, "object": '{"a":' * 5000 + "1" + "}" * 5000}
+
+
+@pytest.mark.parametrize("path", ["/api/v2/payments", "/api/v2/payments/s2s", "/api/v2/payments/enquiry",
+                                  "/api/v2/refunds", "/api/v2/tokens", "/sandbox/upi/pay"])
+@pytest.mark.parametrize("shape", sorted(DEEP_BODIES))
+def test_a_body_nested_thousands_deep_is_a_validation_error(client, path, shape):
+    # A few kilobytes, but deeper than Python's json module can recurse.
+    tm = make_merchant(code="FOUND")
+    response = client.post(path, DEEP_BODIES[shape], content_type="application/json",
+                           HTTP_X_API_KEY=tm.api_key, HTTP_X_MERCHANT_ID=tm.code)
+    assert response.status_code == 400, response.content
+    assert response.json()["errorCode"] == "VALIDATION_ERROR"
+    assert response.json()["errorMessage"].startswith("body")
