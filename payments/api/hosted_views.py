@@ -22,7 +22,7 @@ from payments.api.hosted_serializers import (
     HostedSessionResponseSchema,
     TransactionSchema,
 )
-from payments.selectors import payment_get_for_merchant
+from payments.selectors import payment_get_for_enquiry
 from payments.services.enquiry import enquiry_body_form, enquiry_transaction
 from payments.services.hosted import hosted_payment_create
 from tokens.selectors import token_get_usable
@@ -101,9 +101,10 @@ class HostedPaymentsView(GatewayAPIView):
         serializer = EnquiryQuerySerializer(data=query)
         serializer.is_valid(raise_exception=True)
         ensure_same_merchant(request.user, serializer.validated_data["merchantId"])
-        payment = payment_get_for_merchant(merchant=request.user,
-                                           merchant_txn_id=serializer.validated_data["merchantTxnId"])
-        return Response(enquiry_transaction(payment))
+        found = payment_get_for_enquiry(merchant=request.user,
+                                        merchant_txn_id=serializer.validated_data["merchantTxnId"])
+        return Response(enquiry_transaction(found.payment, refunded=found.refunded_amount,
+                                            refund_pending=found.refund_pending_amount))
 
 
 class PaymentEnquiryView(GatewayAPIView):
@@ -127,5 +128,6 @@ class PaymentEnquiryView(GatewayAPIView):
             timestamp = verify_timestamp(data.get("timestamp"))
             verify_checksum(request.user.secret_key, fields.get("checksum"), fields["merchant_code"],
                             fields["merchantTxnId"], 0, "INR", timestamp)
-        payment = payment_get_for_merchant(merchant=request.user, merchant_txn_id=fields["merchantTxnId"])
-        return Response(enquiry_body_form(payment))
+        found = payment_get_for_enquiry(merchant=request.user, merchant_txn_id=fields["merchantTxnId"])
+        return Response(enquiry_body_form(found.payment, refunded=found.refunded_amount,
+                                          refund_pending=found.refund_pending_amount))

@@ -20,10 +20,10 @@ def enquiry_payment_mode(payment: Payment) -> str | None:
     return None
 
 
-def enquiry_transaction(payment: Payment) -> dict:
+def enquiry_transaction(payment: Payment, *, refunded: int | None = None, refund_pending: int | None = None) -> dict:
     """The interface's Transaction (GET /api/v2/payments), plus bankRrn and the refunded
-    amounts. PROCESSING reads
-    PENDING: the interface's enquiry enum has no PROCESSING."""
+    amounts (read here unless the caller has them, from payments.selectors.payment_get_for_enquiry).
+    PROCESSING reads PENDING: the interface's enquiry enum has no PROCESSING."""
     return {
         "sabpaisaTxnId": payment.sabpaisa_txn_id,
         "merchantTxnId": payment.merchant_txn_id,
@@ -35,12 +35,13 @@ def enquiry_transaction(payment: Payment) -> dict:
         "customerEmail": payment.customer_email,
         "bankRrn": payment.bank_rrn or None,
         # Paise. Refunded = PROCESSED by the bank; pending = accepted, not yet processed.
-        "refundedAmount": refunded_amount(payment),
-        "refundPendingAmount": refund_pending_amount(payment),
+        "refundedAmount": refunded_amount(payment) if refunded is None else refunded,
+        "refundPendingAmount": refund_pending_amount(payment) if refund_pending is None else refund_pending,
     }
 
 
-def enquiry_body_form(payment: Payment) -> dict:
+def enquiry_body_form(payment: Payment, *, refunded: int | None = None, refund_pending: int | None = None) -> dict:
     """POST /api/v2/payments/enquiry: the Transaction and the body form's own fields
     (amountPaise, paymentMode, bankRrn), so a client written against either form works."""
-    return {**enquiry_transaction(payment), "amountPaise": payment.amount}
+    return {**enquiry_transaction(payment, refunded=refunded, refund_pending=refund_pending),
+            "amountPaise": payment.amount}
