@@ -212,8 +212,10 @@ def refund_request(*, merchant: Merchant, payment: Payment, amount: int | None, 
     if idempotency_key is None:
         status, response, _ = execute()
         return IdempotentOutcome(status, response, replayed=False)
+    # No acquirer call here (the bank is asked after commit), so everything happens in `record`,
+    # inside the transaction that stores the response.
     return idempotency_run(merchant=merchant, key=idempotency_key, fingerprint=request_fingerprint(body),
-                           execute=execute)
+                           record=lambda _: execute())
 
 
 def _submit_on_commit(refund_pk: int) -> None:

@@ -1,16 +1,24 @@
-"""X-Idempotency-Key on S2S payment creation (docs/s2s.md, Idempotency).
+"""X-Idempotency-Key on S2S payment creation and refund creation (docs/s2s.md, Idempotency).
 
 - The same key with the same body answers with the response the first request got, byte for
   byte in its JSON, and creates nothing. "The same body" is every field of the JSON body but
   `timestamp` and `checksum` (a retry must be signed afresh, so those two change).
 - The same key with another body is IDEMPOTENCY_MISMATCH.
-- Only a request that created a payment is remembered. A request refused before or by the
+- Only a request that created something is remembered. A request refused before or by the
   acquirer (validation, DUPLICATE_TRANSACTION, PAYMENT_FAILED, SERVICE_UNAVAILABLE,
   PROCESSING_ERROR) gives its key back, so a retry with that key is decided afresh.
-- Concurrent requests with one key: the row (merchant, key) is inserted and committed first;
-  each request then locks it. The first runs the creation while holding the lock and stores
-  its response in the same transaction as the payment; the others wait on the lock and then
-  answer with that stored response. None fails, and only one payment is created.
+- No transaction is open and no row is locked while the acquirer is called (STYLE.md). A
+  request takes the key by committing its record "in flight": no response yet, and
+  `expires_at` a short lease (IDEMPOTENCY_LEASE_SECONDS) instead of the 24 hours. It then calls
+  the acquirer (`prepare`) with nothing held, and finally, in one transaction that locks the
+  record, checks the lease is still its own, creates the payment (`record`) and stores the
+  response, so both commit together.
+- Concurrent requests with one key: one takes the key; the others find it in flight and wait
+  (polling with short sleeps, at most IDEMPOTENCY_WAIT_SECONDS) until the response is stored,
+  then answer with it. None fails, and only one payment is created. A request whose lease ran
+  out (it died, or the acquirer took that long) loses the key to the next request with it;
+  should it come back after all, it writes nothing and answers with the response stored by the
+  request that took over, or SERVICE_UNAVAILABLE to retry.
 - Records are kept IDEMPOTENCY_TTL (24 hours) and then deleted by the beat
   (`idempotency_records_delete_expired`); a record found past its time counts as absent.
 """
@@ -18,19 +26,30 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
+import time
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Callable
+from datetime import datetime, timedelta
+from typing import Any, Callable
 
-from django.db import transaction
+from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from gateway.errors import GatewayError, IdempotencyMismatch, ValidationError
+from gateway.errors import GatewayError, IdempotencyMismatch, ServiceUnavailable, ValidationError
 from gateway.models import Merchant
 from payments.models import IdempotencyRecord, Payment
 
+logger = logging.getLogger("payments.idempotency")
+
 IDEMPOTENCY_TTL = timedelta(hours=24)
+# How long a request holds a key while the acquirer answers. Longer than any acquirer call
+# (their timeouts are well below it); after it, the request is taken for dead.
+IDEMPOTENCY_LEASE = timedelta(seconds=getattr(settings, "IDEMPOTENCY_LEASE_SECONDS", 25))
+# How long a request with a key in flight waits for the first one's response. Longer than the
+# lease, so a waiter either gets the response or takes over from a request that died.
+IDEMPOTENCY_WAIT_SECONDS = getattr(settings, "IDEMPOTENCY_WAIT_SECONDS", 30)
 HEADER = "X-Idempotency-Key"
 KEY_MAX = 255
 # Visible ASCII, no spaces: UUIDs, ULIDs and order numbers all fit.
@@ -44,6 +63,17 @@ class Outcome:
     status: int
     body: dict
     replayed: bool
+
+
+@dataclass(frozen=True)
+class _Lease:
+    """This request holds the key: the record `pk` while its `expires_at` is still `until`
+    (a request that takes the key over writes another time)."""
+    pk: int
+    until: datetime
+
+
+_BUSY = object()  # another request holds the key: wait and look again
 
 
 def idempotency_key_clean(value) -> str | None:
@@ -65,65 +95,147 @@ def request_fingerprint(body: dict) -> str:
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
-_GONE = object()
-
-
 def idempotency_run(*, merchant: Merchant, key: str, fingerprint: str,
-                    execute: Callable[[], tuple[int, dict, Payment]]) -> Outcome:
-    """Run `execute` at most once per (merchant, key) and body, answering repeats with the
-    stored response. `execute` returns (HTTP status, response body, payment) or raises a
-    GatewayError, which gives the key back and is raised here. Raises IdempotencyMismatch when
-    the key was used with another body. Must be called outside any transaction."""
-    for _ in range(5):
-        _insert_if_absent(merchant, key, fingerprint)
-        outcome = _run_locked(merchant, key, fingerprint, execute)
-        if outcome is not _GONE:
-            return outcome
-    # Five times in a row the row vanished between insert and lock: other requests with this
-    # key keep failing and giving it back. Tell the caller to retry rather than loop forever.
-    from gateway.errors import ServiceUnavailable
+                    record: Callable[[Any], tuple[int, dict, Payment | None]],
+                    prepare: Callable[[], Any] | None = None) -> Outcome:
+    """Run a creation at most once per (merchant, key) and body, answering repeats with the
+    stored response. `prepare()` runs first, with no transaction open and no lock held: the
+    acquirer call belongs there. `record(prepared)` then runs inside the transaction that
+    stores the response (so what it writes commits with it) and returns (HTTP status, response
+    body, payment or None). A GatewayError from either gives the key back and is raised here.
 
-    raise ServiceUnavailable("another request with this X-Idempotency-Key is being retried; retry later.")
-
-
-def _insert_if_absent(merchant: Merchant, key: str, fingerprint: str) -> None:
-    # Its own committed statement (INSERT ... ON CONFLICT DO NOTHING), so that every request with
-    # this key, from now on, has a row to queue on.
-    IdempotencyRecord.objects.bulk_create(
-        [IdempotencyRecord(merchant=merchant, key=key, fingerprint=fingerprint,
-                           expires_at=timezone.now() + IDEMPOTENCY_TTL)],
-        ignore_conflicts=True,
-    )
+    Raises IdempotencyMismatch when the key was used with another body, ServiceUnavailable
+    when another request with the key is still running after IDEMPOTENCY_WAIT_SECONDS (or took
+    the key over from this one). Must be called outside any transaction."""
+    lease = _acquire(merchant, key, fingerprint)
+    if isinstance(lease, Outcome):
+        return lease
+    try:
+        prepared = prepare() if prepare is not None else None
+        return _finish(lease, fingerprint, record, prepared)
+    except BaseException:
+        # Nothing was written (a refusal, or a failure that rolled the creation back): give the
+        # key back, so a retry is decided afresh. A no-op when the key is no longer ours.
+        _release(lease)
+        raise
 
 
-def _run_locked(merchant, key, fingerprint, execute):
+def _acquire(merchant: Merchant, key: str, fingerprint: str) -> _Lease | Outcome:
+    """Take the key, or answer with its stored response; while another request holds it,
+    wait (short sleeps, growing to 0.2 s) for its response or for its lease to run out."""
+    deadline = time.monotonic() + IDEMPOTENCY_WAIT_SECONDS
+    pause = 0.01
+    first = True
+    while True:
+        claim = _claim(merchant, key, fingerprint, insert_first=first)
+        if claim is not _BUSY:
+            return claim
+        if time.monotonic() >= deadline:
+            raise ServiceUnavailable("another request with this X-Idempotency-Key is still being processed; "
+                                     "retry later.")
+        first = False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
+def _claim(merchant: Merchant, key: str, fingerprint: str, *, insert_first: bool = True):
+    """One look at the key: a _Lease when this request now holds it, the stored Outcome, or
+    _BUSY. Raises IdempotencyMismatch. Waiting requests look with plain reads: they take no
+    lock and open no transaction unless the key looks free."""
+    if insert_first:
+        lease = _insert(merchant, key, fingerprint)
+        if lease is not None:
+            return lease
+    existing = IdempotencyRecord.objects.filter(merchant=merchant, key=key).first()
+    if existing is None:  # given back a moment ago (or never there): take it
+        return _insert(merchant, key, fingerprint) or _BUSY
+    verdict = _judge(existing, fingerprint)
+    if verdict is not _FREE:
+        return verdict
+    with transaction.atomic():
+        # Serialises taking over a free key: two requests that both read it as lapsed cannot
+        # both take it; the second finds the first's lease here.
+        existing = IdempotencyRecord.objects.select_for_update().filter(pk=existing.pk).first()
+        if existing is None:
+            return _BUSY
+        verdict = _judge(existing, fingerprint)
+        if verdict is not _FREE:
+            return verdict
+        existing.fingerprint, existing.response_status, existing.response_body, existing.payment = (
+            fingerprint, None, None, None)
+        existing.expires_at = timezone.now() + IDEMPOTENCY_LEASE
+        existing.save()
+        return _Lease(existing.pk, existing.expires_at)
+
+
+def _insert(merchant: Merchant, key: str, fingerprint: str) -> _Lease | None:
+    """Take a key nobody has: its record, in flight, committed at once, so that from now on
+    every request with the key finds it. None when the key already has a record."""
+    lease_until = timezone.now() + IDEMPOTENCY_LEASE
+    try:
+        with transaction.atomic():
+            created = IdempotencyRecord.objects.create(merchant=merchant, key=key, fingerprint=fingerprint,
+                                                       expires_at=lease_until)
+    except IntegrityError:
+        return None
+    return _Lease(created.pk, lease_until)
+
+
+_FREE = object()
+
+
+def _judge(existing: IdempotencyRecord, fingerprint: str):
+    """What a record says to a request with `fingerprint`: _FREE (past its retention, or in
+    flight past its lease: that request died), the stored Outcome, or _BUSY (in flight).
+    Raises IdempotencyMismatch when a live record has another body."""
+    now = timezone.now()
+    if existing.expires_at <= now or _left_by_an_old_request(existing, now):
+        return _FREE
+    if existing.fingerprint != fingerprint:
+        raise IdempotencyMismatch()
+    if existing.response_body is not None:
+        return Outcome(existing.response_status, existing.response_body, replayed=True)
+    return _BUSY
+
+
+def _left_by_an_old_request(existing: IdempotencyRecord, now: datetime) -> bool:
+    # A record without a response whose time is far beyond any lease was written before keys
+    # were leased (when the record got its 24 hours at once) by a request that then died.
+    return existing.response_body is None and existing.expires_at > now + 2 * IDEMPOTENCY_LEASE
+
+
+def _release(lease: _Lease) -> None:
+    """Give the key back if this request still holds it and stored no response."""
+    try:
+        IdempotencyRecord.objects.filter(pk=lease.pk, expires_at=lease.until, response_body__isnull=True).delete()
+    except Exception:  # noqa: BLE001 - never hide the original error; the lease runs out anyway
+        logger.warning("idempotency record %s not given back; it frees itself when its lease ends", lease.pk,
+                       exc_info=True)
+
+
+def _finish(lease: _Lease, fingerprint: str, record: Callable, prepared) -> Outcome:
     error: GatewayError | None = None
     with transaction.atomic():
-        # Serialises requests with one key: a second request waits here until the first has
-        # committed its payment and stored response (or given the key back), instead of both
-        # passing the "no response yet" check and creating two payments.
-        record = (IdempotencyRecord.objects.select_for_update()
-                  .filter(merchant=merchant, key=key).first())
-        if record is None:
-            return _GONE  # a failed request gave the key back between our insert and our lock
-        if record.expires_at <= timezone.now():
-            # Past its retention and not yet swept: the key is free again.
-            record.fingerprint, record.response_status, record.response_body, record.payment = (
-                fingerprint, None, None, None)
-            record.expires_at = timezone.now() + IDEMPOTENCY_TTL
-        elif record.fingerprint != fingerprint:
-            raise IdempotencyMismatch()
-        elif record.response_body is not None:
-            return Outcome(record.response_status, record.response_body, replayed=True)
+        # Serialises the end of this request with any request deciding about the key: nobody
+        # takes the lease over between our check that it is still ours and the stored response.
+        held = IdempotencyRecord.objects.select_for_update().filter(pk=lease.pk).first()
+        if held is None or held.response_body is not None or held.expires_at != lease.until:
+            # The lease ran out while the acquirer answered and another request took the key.
+            # Write nothing: that request creates the payment (or has created it).
+            if held is not None and held.response_body is not None and held.fingerprint == fingerprint:
+                return Outcome(held.response_status, held.response_body, replayed=True)
+            raise ServiceUnavailable("this request took too long and another with the same X-Idempotency-Key "
+                                     "took over; retry later.")
         try:
-            status, body, payment = execute()
+            status, body, payment = record(prepared)
         except GatewayError as exc:
             # Nothing was created: give the key back, so a retry is decided afresh.
-            record.delete()
+            held.delete()
             error = exc
         else:
-            record.response_status, record.response_body, record.payment = status, body, payment
-            record.save()
+            held.response_status, held.response_body, held.payment = status, body, payment
+            held.expires_at = timezone.now() + IDEMPOTENCY_TTL
+            held.save()
     if error is not None:
         raise error
     return Outcome(status, body, replayed=False)

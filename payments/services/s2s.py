@@ -15,9 +15,11 @@ The order a request is decided in, each step's error code in brackets:
      IDEMPOTENCY_MISMATCH (payments.services.idempotency);
   7. merchantTxnId not used before by this merchant (DUPLICATE_TRANSACTION);
   8. the acquirer registers the payment (PAYMENT_FAILED / SERVICE_UNAVAILABLE /
-     PROCESSING_ERROR), with no transaction of ours open on the payment;
-  9. one transaction: the payment in PROCESSING, its events, its expiry task; the unique
-     constraint payment_unique_merchant_txn turns a lost race into DUPLICATE_TRANSACTION.
+     PROCESSING_ERROR), with no transaction of ours open and no row locked (with a key, its
+     record is in flight, committed, not locked);
+  9. one transaction: the payment in PROCESSING, its events, its expiry task (and, with a
+     key, the stored response); the unique constraint payment_unique_merchant_txn turns a
+     lost race into DUPLICATE_TRANSACTION.
 
 A start the acquirer refuses writes nothing: merchantTxnId stays unused and the merchant may
 retry it (docs/s2s.md, Retrying after PAYMENT_FAILED).
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import NamedTuple
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -42,7 +45,7 @@ from gateway.models import Merchant
 from gateway.signing import verify_checksum, verify_timestamp
 from gateway.tracing import current_trace_id
 from payments.acquirer import get_acquirer
-from payments.acquirer.base import AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
+from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
 from payments.payloads import UDF_KEYS
 from payments.services.expiry import payment_schedule_expiry
@@ -78,21 +81,35 @@ def s2s_payment_submit(*, merchant: Merchant, data: dict, body: dict,
     response of an earlier request). Raises GatewayError."""
     data = s2s_request_check(merchant=merchant, data=data, body=body)
 
-    def execute() -> tuple[int, dict, Payment]:
-        payment = s2s_payment_create(merchant=merchant, data=data)
+    def record(registration: Registration) -> tuple[int, dict, Payment]:
+        payment = s2s_payment_record(registration)
         return 200, s2s_response(payment), payment
 
     if idempotency_key is None:
-        status, response, _ = execute()
-        return IdempotentOutcome(status, response, replayed=False)
+        payment = s2s_payment_create(merchant=merchant, data=data)
+        return IdempotentOutcome(200, s2s_response(payment), replayed=False)
+    # The acquirer is called in `prepare`, with the key's record in flight but not locked.
     return idempotency_run(merchant=merchant, key=idempotency_key, fingerprint=request_fingerprint(body),
-                           execute=execute)
+                           prepare=lambda: s2s_payment_register(merchant=merchant, data=data), record=record)
+
+
+class Registration(NamedTuple):
+    """A payment the acquirer accepted, not yet saved, and the acquirer's answer."""
+    payment: Payment
+    answer: AcquirerAnswer
 
 
 def s2s_payment_create(*, merchant: Merchant, data: dict) -> Payment:
     """Steps 7 to 9: register with the acquirer, then create the payment in PROCESSING with
     mode UPI. Raises DuplicateTransaction, PaymentFailed, ServiceUnavailable or ProcessingError;
     on any of them nothing is written."""
+    return s2s_payment_record(s2s_payment_register(merchant=merchant, data=data))
+
+
+def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
+    """Steps 7 and 8, writing nothing: merchantTxnId unused, then the acquirer's acceptance.
+    Call it with no transaction open. Raises DuplicateTransaction, PaymentFailed,
+    ServiceUnavailable or ProcessingError."""
     if Payment.objects.filter(merchant=merchant, merchant_txn_id=data["merchantTxnId"]).exists():
         raise DuplicateTransaction()  # the common case, answered without troubling the acquirer
     now = timezone.now()
@@ -113,7 +130,14 @@ def s2s_payment_create(*, merchant: Merchant, data: dict) -> Payment:
         udf={key: data[key] for key in UDF_KEYS if data.get(key) is not None},
         expires_at=now + timedelta(minutes=data["upiExpiryMinutes"]),
     )
-    answer = _register(payment)
+    return Registration(payment, _register(payment))
+
+
+def s2s_payment_record(registration: Registration) -> Payment:
+    """Step 9: save the registered payment in PROCESSING with its events and expiry task, in
+    one transaction (a savepoint inside the caller's, with an idempotency key). Raises
+    DuplicateTransaction when another request took the merchantTxnId meanwhile."""
+    payment, answer = registration
     try:
         with transaction.atomic():
             payment.save(force_insert=True)
