@@ -3,7 +3,9 @@
 Status changes go through payments.services.transitions only. The acquirer is never called
 with a row lock held: each method first moves the payment to PROCESSING (its own committed
 transaction, which also stops a second submission of the same session), then calls the
-acquirer, then records the answer with another transition.
+acquirer, then records the answer with another transition. Finishing a method (OTP, bank page,
+funds arriving) claims its one acquirer call in the database first; an acquirer that does not
+answer that call leaves the payment PROCESSING, since only a definite decline is a failure.
 
 UPI on the page is payments.services.upi (shared with S2S); this module covers the session,
 cards, net banking, wallets, bank transfers (NEFT, RTGS, cash challan) and the return redirect.
@@ -15,6 +17,7 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass
+from typing import NoReturn
 from datetime import timedelta
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -25,7 +28,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
-from gateway.errors import DuplicateTransaction, NotFound, ValidationError
+from gateway.errors import DuplicateTransaction, NotFound, ServiceUnavailable, ValidationError
 from gateway.models import Merchant
 from gateway.signing import return_signature
 from payments.acquirer import get_acquirer
@@ -148,7 +151,9 @@ def _ensure_open(payment: Payment) -> None:
         raise InvalidTransition(payment.status, S.PROCESSING)
 
 
-def _acquirer_failed(payment_id: int, exc: AcquirerError) -> Payment:
+def _authorisation_failed(payment_id: int, exc: AcquirerError) -> Payment:
+    """The acquirer did not answer a card authorisation. Nothing is charged before the 3-D
+    Secure OTP is verified, so this one is safely FAILED (unlike _acquirer_no_answer)."""
     logger.warning("acquirer error on payment %s: %s", payment_id, type(exc).__name__)
     return payment_mark_failed(payment_id=payment_id, reason="the bank could not be reached; no money was taken",
                                detail={"acquirer_error": type(exc).__name__})
@@ -195,6 +200,23 @@ def _acquirer_call_release(payment_id: int) -> None:
     """The acquirer gave no answer: the step may be tried again. Not a status change."""
     Payment.objects.filter(pk=payment_id, status=S.PROCESSING).update(acquirer_call_started_at=None,
                                                                        updated_at=Now())
+
+
+def _acquirer_no_answer(payment_id: int, step: str, exc: AcquirerError, *, field: str) -> NoReturn:
+    """The acquirer did not answer a step that moves money (a timeout, an error of its own). It
+    may have acted or not, so this is no decline: the payment stays PROCESSING, its claim is
+    given back, and the customer is asked to wait and try again. Only a definite DECLINED
+    makes it FAILED. In the sandbox an error means nothing happened; a real acquirer's
+    integration must ask the acquirer for the payment's status (a status query) before the
+    step is tried again, and reconcile from it. If nobody comes back the payment ends by its
+    expiry. Raises ServiceUnavailable naming `field`."""
+    logger.warning("no answer from the acquirer to %s of payment %s (%s); left PROCESSING", step, payment_id,
+                   type(exc).__name__)
+    payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
+                 detail={"step": step, "outcome": "no answer", "error": type(exc).__name__})
+    _acquirer_call_release(payment_id)
+    raise ServiceUnavailable("the bank did not answer in time; nothing was decided. Wait a moment, then try again",
+                             field=field) from exc
 
 
 def _acquirer_answer_apply(payment: Payment, step: str, answer: AcquirerAnswer, *, declined: str) -> Payment:
@@ -271,7 +293,7 @@ def hosted_card_pay(*, payment: Payment, card: CardInput, save_card: bool = Fals
         try:
             answer = get_acquirer().card_authorize(payment=payment, card=card)
         except AcquirerError as exc:
-            return _acquirer_failed(payment.pk, exc)
+            return _authorisation_failed(payment.pk, exc)
         acquirer_answer_record(payment_id=payment.pk, step="card_authorize", answer=answer)
         issuer = (answer.issuer or "")[:60]
         if answer.outcome == Outcome.CHALLENGE:
@@ -305,7 +327,7 @@ def hosted_saved_card_pay(*, payment: Payment, cvv: str) -> Payment:
         try:
             answer = token_services.token_authorize(token=token, payment=payment, cvv=cvv)
         except AcquirerError as exc:
-            return _acquirer_failed(payment.pk, exc)
+            return _authorisation_failed(payment.pk, exc)
         acquirer_answer_record(payment_id=payment.pk, step="token_authorize", answer=answer)
         if answer.outcome == Outcome.CHALLENGE:
             return _card_challenge_record(payment_id=payment.pk, answer=answer)
@@ -324,12 +346,13 @@ def hosted_card_verify_otp(*, payment: Payment, otp: str) -> Payment:
     row lock), and the OTP goes to the acquirer with that challenge. One submission at a time
     reaches the acquirer, and none once the payment is final.
     Raises InvalidTransition when the payment is not waiting for an OTP, ValidationError (otp)
-    while its challenge has not been issued or another OTP of it is being checked."""
+    while its challenge has not been issued or another OTP of it is being checked,
+    ServiceUnavailable (otp) when the acquirer did not answer (the payment stays PROCESSING)."""
     payment = _claim(payment, modes=(M.CARD,), target=S.SUCCESS, field="otp", challenge=True)
     try:
         answer = get_acquirer().card_verify_otp(payment=payment, otp=otp, challenge_ref=payment.card_challenge_ref)
     except AcquirerError as exc:
-        return _acquirer_failed(payment.pk, exc)
+        _acquirer_no_answer(payment.pk, "card_verify_otp", exc, field="otp")
     return _acquirer_answer_apply(payment, "card_verify_otp", answer, declined="3-D Secure authentication failed")
 
 
@@ -349,12 +372,13 @@ def hosted_bank_complete(*, payment: Payment, approved: bool) -> Payment:
     """The bank's or wallet's page answered: SUCCESS with its reference, or FAILED. One answer
     at a time reaches the acquirer, and none once the payment is final.
     Raises InvalidTransition when the payment is not waiting for that page, ValidationError
-    (decision) while another answer of it is being confirmed."""
+    (decision) while another answer of it is being confirmed, ServiceUnavailable (decision)
+    when the acquirer did not answer (the payment stays PROCESSING)."""
     payment = _claim(payment, modes=BANK_MODES, target=S.SUCCESS if approved else S.FAILED, field="decision")
     try:
         answer = get_acquirer().bank_authorize(payment=payment, bank_code=payment.bank_code, approved=approved)
     except AcquirerError as exc:
-        return _acquirer_failed(payment.pk, exc)
+        _acquirer_no_answer(payment.pk, "bank_authorize", exc, field="decision")
     return _acquirer_answer_apply(payment, "bank_authorize", answer, declined="declined at the bank")
 
 

@@ -8,10 +8,12 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
-from gateway.errors import ValidationError
+from gateway.errors import GatewayError, ValidationError
+from payments.acquirer.base import AcquirerError, AcquirerUnavailable
 from payments.cards import CardInput
 from payments.models import Payment, PaymentEvent
 from payments.services import hosted
+from payments.services.expiry import payments_expire_due
 from payments.services.transitions import payment_expire
 from payments.state import InvalidTransition
 from tests.payments.hosted.doubles import Request, scripted_acquirer
@@ -182,3 +184,48 @@ def test_every_acquirer_answer_is_kept_with_its_reference(shop, acquirer):
         assert [event.detail["reference"] for event in answers] == [payment.bank_rrn]
     challenge = card.events.get(kind=PaymentEvent.Kind.ACQUIRER, detail__outcome="challenge")
     assert challenge.detail["reference"] == card.card_challenge_ref
+
+
+# --- 4. no answer from the acquirer is not a decline ----------------------------------------
+
+@pytest.mark.parametrize("error", [AcquirerUnavailable("timed out"), AcquirerError("bad gateway")],
+                         ids=["timeout", "error"])
+def test_an_otp_the_acquirer_did_not_answer_leaves_the_payment_waiting(shop, acquirer, error):
+    payment = hosted.hosted_card_pay(payment=new_session(shop), card=VISA)
+    acquirer.fail("card_verify_otp", error)
+    with pytest.raises(GatewayError) as caught:
+        hosted.hosted_card_verify_otp(payment=fresh(payment), otp="123456")
+    assert caught.value.code == "SERVICE_UNAVAILABLE" and "try again" in caught.value.message
+    waiting = fresh(payment)
+    assert (waiting.status, waiting.failure_reason, waiting.acquirer_call_started_at) == (S.PROCESSING, "", None)
+    assert waiting.events.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__outcome="no answer").exists()
+    acquirer.fail("card_verify_otp", None)  # the acquirer is back: the customer tries again
+    assert hosted.hosted_card_verify_otp(payment=fresh(payment), otp="123456").status == S.SUCCESS
+
+
+def test_a_bank_page_the_acquirer_did_not_answer_leaves_the_payment_waiting_until_it_expires(shop, acquirer):
+    payment = hosted.hosted_bank_start(payment=new_session(shop), mode="WALLET", bank_code="PAYTM")
+    acquirer.fail("bank_authorize", AcquirerUnavailable("timed out"))
+    with pytest.raises(GatewayError) as caught:
+        hosted.hosted_bank_complete(payment=fresh(payment), approved=True)
+    assert caught.value.code == "SERVICE_UNAVAILABLE"
+    assert fresh(payment).status == S.PROCESSING
+    # Nobody comes back (and nothing reconciles it): the payment ends by its expiry, not FAILED.
+    assert payments_expire_due(now=fresh(payment).expires_at) == 1
+    assert fresh(payment).status == S.EXPIRED
+
+
+def test_the_challenge_page_asks_the_customer_to_wait_when_the_acquirer_did_not_answer(shop, acquirer):
+    from django.test import Client
+
+    session = hosted.hosted_payment_create(merchant=shop.merchant, merchant_txn_id="ORD-PAGE", amount=50000,
+                                           currency="INR", return_url="https://shop.example.in/return")
+    browser = Client()
+    pid = session.payment.payment_id
+    browser.get(f"/checkout/{pid}?clientSecret={session.client_secret}")
+    browser.post(f"/checkout/{pid}/card", {"card_number": "4111 1111 1111 1111", "card_expiry": "12/39",
+                                           "card_cvv": "123"})
+    acquirer.fail("card_verify_otp", AcquirerUnavailable("timed out"))
+    response = browser.post(f"/checkout/{pid}/card/challenge", {"otp": "123456"})
+    assert response.status_code == 200 and "try again" in response.content.decode()
+    assert fresh(session.payment).status == S.PROCESSING
