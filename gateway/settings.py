@@ -197,6 +197,9 @@ REQUEST_MAX_AGE_SECONDS = 300
 DEFAULT_RATE_LIMIT_PER_SECOND = env.int("DEFAULT_RATE_LIMIT_PER_SECOND", default=50)
 
 CHECKOUT_SESSION_TTL_SECONDS = env.int("CHECKOUT_SESSION_TTL_SECONDS", default=1800)
+# Proxies in front of the service that append the client's address to X-Forwarded-For; per-address
+# limits count the address the outermost one wrote (gateway.clientip). 0: REMOTE_ADDR, header ignored.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 SANDBOX_UPI_SUCCESS_DELAY_SECONDS = env.float("SANDBOX_UPI_SUCCESS_DELAY_SECONDS", default=5)
 SANDBOX_UPI_TIMEOUT_SECONDS = env.int("SANDBOX_UPI_TIMEOUT_SECONDS", default=900)
 # Staging: a refund of exactly this many paise is rejected by the sandbox bank (docs/sandbox.md).

@@ -5,8 +5,9 @@ middleware applied to these views only).
 Access: the customer arrives with ?clientSecret=...; a valid secret grants this browser's
 session access to that one payment and the customer is sent on to the same address without the
 secret (out of the address bar and of later Referer headers). Every other page needs the grant.
-A wrong secret, or a page without a grant, answers NOT_FOUND and counts against the client
-address; too many in a window answer RATE_LIMITED.
+A browser holding the grant is never rate limited. Without it, a wrong secret or a page answers
+NOT_FOUND and counts against the client address (gateway.clientip: REMOTE_ADDR, or
+X-Forwarded-For behind TRUSTED_PROXY_COUNT proxies); too many in a window answer RATE_LIMITED.
 
 Each view reads the payment's state and sends the customer to the page for it: methods while
 PENDING, the method's own page while PROCESSING, the merchant's returnUrl once final.
@@ -30,6 +31,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from gateway.clientip import client_ip
 from gateway.errors import GatewayError, NotFound, RateLimited
 from gateway.money import rupees_str
 from payments.acquirer.sandbox import BANKS, TEST_OTP, UPI_TEST_VPAS, WALLETS
@@ -86,14 +88,8 @@ def sandbox_only(view):
 
 # --- access ---------------------------------------------------------------------------------
 
-def _client_address(request) -> str:
-    # REMOTE_ADDR: behind a proxy, the proxy must set it from the client (e.g. gunicorn's
-    # --forwarded-allow-ips); X-Forwarded-For is not trusted here.
-    return request.META.get("REMOTE_ADDR", "") or "unknown"
-
-
 def _bad_secret_key(request) -> str:
-    return f"checkout:badsecret:{_client_address(request)}"
+    return f"checkout:badsecret:{client_ip(request)}"
 
 
 def _ensure_not_limited(request) -> None:
@@ -116,13 +112,20 @@ def _grant(request, payment: Payment) -> None:
     request.session[SESSION_GRANTS] = (grants + [payment.payment_id])[-MAX_GRANTS:]
 
 
+def _has_grant(request, payment_id: str) -> bool:
+    return payment_id in request.session.get(SESSION_GRANTS, [])
+
+
 def _granted_payment(request, payment_id: str) -> Payment:
-    """The payment this browser was given access to, or NOT_FOUND (counted)."""
+    """The payment this browser was given access to. The grant is checked first: a customer who
+    has access is never limited, however much others behind the same address (a NAT, an office,
+    a carrier) probe. Without it: RATE_LIMITED once the address is over the limit, else
+    NOT_FOUND (counted)."""
+    if _has_grant(request, payment_id):
+        return payment_get_hosted(payment_id=payment_id)
     _ensure_not_limited(request)
-    if payment_id not in request.session.get(SESSION_GRANTS, []):
-        _count_bad_secret(request)
-        raise NotFound()
-    return payment_get_hosted(payment_id=payment_id)
+    _count_bad_secret(request)
+    raise NotFound()
 
 
 # --- where the customer goes next -----------------------------------------------------------
@@ -253,6 +256,11 @@ def page(request, payment_id: str):
     it. Without: the methods while PENDING, else wherever the payment's state leads."""
     secret = request.GET.get("clientSecret")
     if secret is not None:
+        if _has_grant(request, payment_id):
+            # The customer opened the merchant's link again: this browser has access already.
+            return HttpResponseRedirect(reverse("checkout:page", args=[payment_id]), status=303)
+        # Limited before the secret is looked at, so that a limited address learns nothing
+        # from the answer (a right secret must not be told from a wrong one).
         _ensure_not_limited(request)
         payment = payment_get_for_checkout(payment_id=payment_id, client_secret=secret)
         if payment is None:

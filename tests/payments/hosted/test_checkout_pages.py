@@ -69,6 +69,72 @@ def test_guessing_client_secrets_is_limited_per_address(client, session):
     assert enter(other_address, session).status_code == 303
 
 
+def test_a_customer_with_access_is_not_locked_out_by_probing_from_the_same_address(client, session):
+    from payments.checkout.views import BAD_SECRET_LIMIT
+
+    enter(client, session)
+    prober = Client()  # someone else behind the same address (a NAT, an office, a mobile carrier)
+    for attempt in range(BAD_SECRET_LIMIT):
+        prober.get(f"/checkout/pay_nothing{attempt}?clientSecret=guess")
+    assert prober.get(f"/checkout/{session['paymentId']}").status_code == 429
+    assert client.get(f"/checkout/{session['paymentId']}").status_code == 200
+    assert enter(client, session).status_code == 303  # opening the merchant's link again
+    response = client.post(f"/checkout/{session['paymentId']}/card",
+                           {"card_number": "4111 1111 1111 1111", "card_expiry": "12/39", "card_cvv": "123"})
+    assert response.status_code == 303
+    assert client.post(response["Location"], {"otp": "123456"}).status_code == 303
+    assert Payment.objects.get(payment_id=session["paymentId"]).status == "SUCCESS"
+
+
+def test_behind_trusted_proxies_the_limit_counts_the_address_they_forwarded(session, settings):
+    from payments.checkout.views import BAD_SECRET_LIMIT
+
+    settings.TRUSTED_PROXY_COUNT = 1
+    proxy = "10.0.0.5"  # every request reaches the service from the load balancer
+    prober = Client(REMOTE_ADDR=proxy)
+    for attempt in range(BAD_SECRET_LIMIT):
+        # The prober writes its own X-Forwarded-For entries; the proxy appends the real one.
+        forwarded = f"198.51.100.{attempt}, 203.0.113.9"
+        prober.get(f"/checkout/{session['paymentId']}?clientSecret=guess{attempt}", HTTP_X_FORWARDED_FOR=forwarded)
+    limited = prober.get(f"/checkout/{session['paymentId']}", HTTP_X_FORWARDED_FOR="1.1.1.1, 203.0.113.9")
+    assert limited.status_code == 429
+    customer = Client(REMOTE_ADDR=proxy)
+    response = customer.get(f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}",
+                            HTTP_X_FORWARDED_FOR="192.0.2.44")
+    assert response.status_code == 303
+
+
+def test_without_trusted_proxies_x_forwarded_for_is_ignored(session, settings):
+    from payments.checkout.views import BAD_SECRET_LIMIT
+
+    settings.TRUSTED_PROXY_COUNT = 0
+    prober = Client()
+    for attempt in range(BAD_SECRET_LIMIT):
+        prober.get(f"/checkout/{session['paymentId']}?clientSecret=guess{attempt}",
+                   HTTP_X_FORWARDED_FOR=f"198.51.100.{attempt}")
+    response = prober.get(f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}",
+                          HTTP_X_FORWARDED_FOR="192.0.2.44")
+    assert response.status_code == 429
+
+
+@pytest.mark.parametrize(("proxies", "remote", "forwarded", "expected"), [
+    (0, "203.0.113.9", "198.51.100.1", "203.0.113.9"),
+    (1, "10.0.0.5", "198.51.100.1", "198.51.100.1"),
+    (1, "10.0.0.5", "6.6.6.6, 198.51.100.1", "198.51.100.1"),           # a forged entry on the left
+    (2, "10.0.0.5", "6.6.6.6, 198.51.100.1, 10.0.0.4", "198.51.100.1"),
+    (2, "10.0.0.5", "198.51.100.1", "10.0.0.5"),                        # fewer hops than proxies
+    (1, "10.0.0.5", "", "10.0.0.5"),
+    (1, "10.0.0.5", "not-an-address", "10.0.0.5"),
+    (1, "10.0.0.5", "2001:db8::1", "2001:db8::1"),
+])
+def test_client_ip_counts_trusted_proxies_from_the_right(settings, rf, proxies, remote, forwarded, expected):
+    from gateway.clientip import client_ip
+
+    settings.TRUSTED_PROXY_COUNT = proxies
+    request = rf.get("/", REMOTE_ADDR=remote, **({"HTTP_X_FORWARDED_FOR": forwarded} if forwarded else {}))
+    assert client_ip(request) == expected
+
+
 def test_pages_carry_the_content_security_policy_and_no_inline_code(client, session):
     enter(client, session)
     response = client.get(f"/checkout/{session['paymentId']}")
