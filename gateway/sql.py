@@ -45,3 +45,31 @@ def instance(model, values):
 
 def width(model) -> int:
     return len(model._meta.concrete_fields)
+
+
+def update_rows(model, objs, fields: list[str]) -> None:
+    """`model.objects.bulk_update(objs, fields)` as one `UPDATE ... FROM (VALUES ...)` on
+    PostgreSQL. Django's bulk_update builds a CASE expression per row and field, and resolving
+    those costs milliseconds of CPU per row; the values here are prepared by the same fields'
+    get_db_prep_save and cast to the same column types. Other databases keep bulk_update."""
+    if not objs:
+        return
+    alias = router.db_for_write(model)
+    connection = connections[alias]
+    if connection.vendor != "postgresql":
+        model.objects.using(alias).bulk_update(objs, fields)
+        return
+    meta = model._meta
+    quote = connection.ops.quote_name
+    targets = [meta.pk] + [meta.get_field(name) for name in fields]
+    names = [quote(f.column) for f in targets]
+    params = []
+    for obj in objs:
+        params.append(meta.pk.get_db_prep_value(obj.pk, connection))
+        params.extend(f.get_db_prep_save(getattr(obj, f.attname), connection) for f in targets[1:])
+    rows = ", ".join(["(" + ", ".join(["%s"] * len(targets)) + ")"] * len(objs))
+    assignments = ", ".join(f"{name} = v.{name}::{f.db_type(connection)}" for name, f in zip(names[1:], targets[1:]))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {quote(meta.db_table)} AS t SET {assignments} FROM (VALUES {rows}) AS v ({', '.join(names)}) "
+            f"WHERE t.{names[0]} = v.{names[0]}::{meta.pk.db_type(connection)}", params)

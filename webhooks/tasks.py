@@ -11,6 +11,13 @@ def delivery_attempt(delivery_id: int) -> None:
     services.delivery_attempt_run(delivery_id)
 
 
+@shared_task(name="webhooks.tasks.deliveries_attempt", ignore_result=True)
+def deliveries_attempt(delivery_ids: list[int]) -> int:
+    """One attempt of each of a batch of deliveries recorded together, sent concurrently; those
+    no longer due are skipped (safe to repeat)."""
+    return services.deliveries_attempt_run(delivery_ids)
+
+
 @shared_task(name="webhooks.tasks.deliveries_due_sweep", ignore_result=True)
 def deliveries_due_sweep() -> int:
     """The beat's safety net: sends whatever a lost message, a broker outage or a dead worker
