@@ -1,5 +1,8 @@
 """Staff refused a console page get an HTML 403 page that says what is missing; API clients
 still get the JSON envelope (CONTRACT.md), and a stale console form is a 403 page too."""
+import contextvars
+import json
+
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.test import Client, RequestFactory
@@ -27,9 +30,10 @@ def test_django_admins_own_refusals_are_html_too(as_role, shop):
 
 def test_api_paths_keep_the_json_envelope():
     request = RequestFactory().get("/api/v2/payments/enquiry")
-    response = permission_denied(request, PermissionDenied())
+    # In a context of its own: outside a request, the envelope would leave its traceId behind.
+    response = contextvars.copy_context().run(permission_denied, request, PermissionDenied())
     assert response.status_code == 401 and response["Content-Type"] == "application/json"
-    body = __import__("json").loads(response.content)
+    body = json.loads(response.content)
     assert body["success"] is False and body["errorCode"] == "UNAUTHORIZED"
 
 
