@@ -154,11 +154,11 @@ def events_record(events: list[tuple[Merchant, str, dict, str]]) -> list[Webhook
         body = event_body(payload)
         rows.append(WebhookEvent(merchant=merchant, event_type=event_type, subject_id=subject_id or "",
                                  payload=json.loads(body), body=body))
+    deliveries = [WebhookDelivery(event=event, merchant=event.merchant, next_attempt_at=event.created_at)
+                  for event in rows if event.merchant.webhook_url]
     with transaction.atomic():
-        WebhookEvent.objects.bulk_create(rows)
-        deliveries = WebhookDelivery.objects.bulk_create([
-            WebhookDelivery(event=event, merchant=event.merchant, next_attempt_at=event.created_at)
-            for event in rows if event.merchant.webhook_url])
+        sql.insert_rows(WebhookEvent, rows)
+        sql.insert_rows(WebhookDelivery, deliveries)
         for delivery in deliveries:
             _enqueue_on_commit(delivery.id)
     return rows

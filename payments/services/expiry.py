@@ -5,7 +5,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from payments.models import Payment
-from payments.services.transitions import payment_expire
+from payments.services.transitions import payments_expire_batch
 
 
 def payment_schedule_expiry(payment: Payment) -> None:
@@ -28,20 +28,13 @@ def _send_quietly(task, payment_id, eta) -> None:
 
 def payments_expire_due(*, now=None, batch_size: int = 500, limit: int = 100_000) -> int:
     """Expire every open payment whose deadline has passed; returns how many expired.
-    Each payment is its own transaction, so one failure cannot undo the others."""
+    In batches of `batch_size`, each one transaction (payments_expire_batch), so a failure
+    undoes one batch only, and sweeps running side by side share the work."""
     now = now or timezone.now()
     expired = 0
-    last_id = 0
     while expired < limit:
-        ids = list(
-            Payment.objects.filter(status__in=[Payment.Status.PENDING, Payment.Status.PROCESSING],
-                                   expires_at__lte=now, pk__gt=last_id)
-            .order_by("pk").values_list("pk", flat=True)[:batch_size]
-        )
-        if not ids:
+        count = payments_expire_batch(now=now, limit=min(batch_size, limit - expired))
+        if not count:
             break
-        for payment_id in ids:
-            if payment_expire(payment_id=payment_id, now=now) is not None:
-                expired += 1
-        last_id = ids[-1]
+        expired += count
     return expired

@@ -12,7 +12,8 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from payments.locks import lock_payment
+from gateway import sql
+from payments.locks import lock_payment, lock_payments_due_for_expiry
 from payments.models import Payment, PaymentEvent
 from payments.payloads import EVENT_TYPES, webhook_payload
 from payments.state import ensure_transition
@@ -77,6 +78,32 @@ def payment_expire(*, payment_id: int, now: datetime | None = None) -> Payment |
     if payment.is_final or payment.expires_at > (now or timezone.now()):
         return None
     return _transition(payment_id, S.EXPIRED, detail={"reason": "expired unpaid"})
+
+
+@transaction.atomic(durable=True)
+def payments_expire_batch(*, now: datetime, limit: int) -> int:
+    """PENDING or PROCESSING -> EXPIRED for up to `limit` payments whose `expires_at` is at or
+    before `now`, most overdue first, in one transaction: for each, what payment_expire does
+    (lock, transition check, write, PaymentEvent, payment.expired in the outbox), with one
+    statement per table for the lot. Payments held by another transaction are skipped, for the
+    next batch. Returns how many expired."""
+    payments = lock_payments_due_for_expiry(now=now, limit=limit)
+    if not payments:
+        return 0
+    completed = timezone.now()
+    events = []
+    for payment in payments:
+        ensure_transition(payment.status, S.EXPIRED)
+        events.append(PaymentEvent(payment=payment, kind=PaymentEvent.Kind.STATUS, from_status=payment.status,
+                                   to_status=S.EXPIRED, detail={"reason": "expired unpaid"}))
+        payment.status, payment.completed_at, payment.updated_at = S.EXPIRED, completed, completed
+    Payment.objects.filter(pk__in=[p.pk for p in payments]).update(
+        status=S.EXPIRED, completed_at=completed, updated_at=completed)
+    sql.insert_rows(PaymentEvent, events)
+    from webhooks.services import events_record
+
+    events_record([(p.merchant, EVENT_TYPES[S.EXPIRED], webhook_payload(p), p.sabpaisa_txn_id) for p in payments])
+    return len(payments)
 
 
 def payment_note(*, payment_id: int, kind: str, detail: dict) -> PaymentEvent:
