@@ -7,7 +7,7 @@ from datetime import timezone as dt_timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from gateway.api import GatewayAPIView
+from gateway.api import GatewayAPIView, validated
 from gateway.auth import ensure_same_merchant
 from gateway.errors import ValidationError
 from gateway.schema import error_responses
@@ -61,9 +61,7 @@ class HostedPaymentsView(GatewayAPIView):
         merchant = request.user
         data = _json_object(request)
         _ensure_claimed_merchant(request, data, "merchantId")
-        serializer = HostedPaymentCreateSerializer(data=data)
-        serializer.is_valid(raise_exception=True)
-        fields = serializer.validated_data
+        fields = validated(HostedPaymentCreateSerializer, data)
         ensure_same_merchant(merchant, fields["merchantId"])
         timestamp = verify_timestamp(data.get("timestamp"))
         verify_checksum(merchant.secret_key, fields["checksum"], fields["merchantId"], fields["merchantTxnId"],
@@ -98,11 +96,9 @@ class HostedPaymentsView(GatewayAPIView):
     def get(self, request):
         query = request.query_params.dict()
         _ensure_claimed_merchant(request, query, "merchantId")
-        serializer = EnquiryQuerySerializer(data=query)
-        serializer.is_valid(raise_exception=True)
-        ensure_same_merchant(request.user, serializer.validated_data["merchantId"])
-        found = payment_get_for_enquiry(merchant=request.user,
-                                        merchant_txn_id=serializer.validated_data["merchantTxnId"])
+        fields = validated(EnquiryQuerySerializer, query)
+        ensure_same_merchant(request.user, fields["merchantId"])
+        found = payment_get_for_enquiry(merchant=request.user, merchant_txn_id=fields["merchantTxnId"])
         return Response(enquiry_transaction(found.payment, refunded=found.refunded_amount,
                                             refund_pending=found.refund_pending_amount))
 
@@ -120,9 +116,7 @@ class PaymentEnquiryView(GatewayAPIView):
     def post(self, request):
         data = _json_object(request)
         _ensure_claimed_merchant(request, data, "clientCode", "merchantId")
-        serializer = EnquiryBodySerializer(data=data)
-        serializer.is_valid(raise_exception=True)
-        fields = serializer.validated_data
+        fields = validated(EnquiryBodySerializer, data)
         ensure_same_merchant(request.user, fields["merchant_code"])
         if "checksum" in data or "timestamp" in data:
             timestamp = verify_timestamp(data.get("timestamp"))

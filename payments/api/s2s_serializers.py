@@ -20,6 +20,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from gateway.api import validated
 from gateway.errors import ValidationError
 from payments.payloads import UDF_KEYS
 
@@ -277,10 +278,10 @@ def s2s_request_validate(body) -> dict:
     field (in the interface's order) that is missing or violates its constraint."""
     if not isinstance(body, dict):
         raise ValidationError("must be a JSON object", field="body")
-    serializer = S2SPaymentRequestSerializer(data=body)
-    if not serializer.is_valid():
-        field, message = _first_error(serializer.errors)
-        raise ValidationError(message, field=field or "body")
-    data = dict(serializer.validated_data)
+    try:
+        data = dict(validated(S2SPaymentRequestSerializer, body))
+    except serializers.ValidationError as exc:
+        field, message = _first_error(exc.detail)
+        raise ValidationError(message, field=field or "body") from None
     data["upiExpiryMinutes"] = data.get("upiExpiryMinutes") or UPI_EXPIRY_DEFAULT
     return data
