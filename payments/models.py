@@ -165,10 +165,11 @@ class PaymentEvent(models.Model):
 class IdempotencyRecord(models.Model):
     """One X-Idempotency-Key of one merchant on S2S payment creation, and the response it got.
 
-    The row is inserted (committed) before the request is executed, so that concurrent requests
-    with the same key queue on its row lock and then answer with the stored response. A row
-    without a response belongs to a request still running, or one that died (the next request
-    with the key runs it again). Kept for at least IDEMPOTENCY_TTL, then deleted by the beat.
+    The row is committed "in flight" (no response yet, `expires_at` as a short lease) before the
+    acquirer is called, with no lock held during the call; concurrent requests with the same key
+    wait by polling it and then answer with the stored response, and take the key over if the
+    lease lapses (payments.services.idempotency). Once it holds a response it is kept for at
+    least IDEMPOTENCY_TTL, then deleted by the beat.
     """
 
     merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="idempotency_records")
