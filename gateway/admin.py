@@ -167,7 +167,7 @@ class AuditActionFilter(admin.SimpleListFilter):
     parameter_name = "action"
     ACTIONS = (
         "merchant.create", "merchant.update", "merchant.rotate_api_key", "merchant.rotate_secret_key",
-        "merchant.rotate_webhook_secret", "merchant.reencrypt_secrets", "refund.initiate", "refund.initiate_refused",
+        "merchant.rotate_webhook_secret", "merchant.reencrypt_secrets", "refund.initiate", "refund.initiate_refused", "refund.review_release",
         "webhook.resend", "webhook.test_send", "token.delete", "settlement.export",
         "staff_user.create", "staff_user.update", "staff_user.delete",
         "staff_group.create", "staff_group.update", "staff_group.delete",

@@ -90,8 +90,9 @@ class RefundMethodFilter(admin.SimpleListFilter):
 class RefundAdmin(FastListMixin, admin.ModelAdmin):
     list_display = ("refund_id", "merchant", "payment_link", "amount_display", "status", "payment_mode",
                     "source", "bank_refund_reference", "created_at", "processed_at")
-    list_filter = ("status", ("merchant", admin.RelatedFieldListFilter), "source", RefundMethodFilter,
-                   ("created_at", DayRangeFilter))
+    list_filter = ("status", "needs_review", ("merchant", admin.RelatedFieldListFilter), "source",
+                   RefundMethodFilter, ("created_at", DayRangeFilter))
+    actions = ["release_for_retry"]
     search_fields = ("refund_id__exact", "payment__sabpaisa_txn_id__exact", "payment__merchant_txn_id__exact",
                      "bank_refund_reference__exact", "merchant__code__exact")
     search_help_text = "An exact refundId, sabpaisaTxnId, merchantTxnId, bank refund reference or merchant code."
@@ -101,7 +102,7 @@ class RefundAdmin(FastListMixin, admin.ModelAdmin):
     inlines = [RefundEventInline]
     fields = ("refund_id", "merchant", "payment_link", "amount_display", "currency", "status", "reason",
               "payment_mode", "refund_method", "bank_refund_reference", "failure_reason", "source",
-              "initiated_by", "bank_attempts", "created_at", "processed_at", "failed_at", "payment_totals")
+              "initiated_by", "bank_attempts", "needs_review", "created_at", "processed_at", "failed_at", "payment_totals")
     readonly_fields = fields
 
     def has_add_permission(self, request):
@@ -112,6 +113,25 @@ class RefundAdmin(FastListMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def has_initiate_permission(self, request):
+        return request.user.has_perm("refunds.initiate_refund")
+
+    @admin.action(description="Submit again to the bank (refunds flagged for review)", permissions=["initiate"])
+    def release_for_retry(self, request, queryset):
+        """After staff checked with the bank that it has no record of a flagged refund, send it
+        again. Goes through refunds.services, which audits it; the service refuses anything not
+        PENDING and flagged."""
+        released = 0
+        for refund in queryset.select_related(None).only("pk", "refund_id"):
+            try:
+                services.refund_review_release(refund_pk=refund.pk, actor=request.user)
+            except GatewayError as exc:
+                self.message_user(request, f"{refund.refund_id}: {exc.message}", messages.WARNING)
+            else:
+                released += 1
+        if released:
+            self.message_user(request, f"{released} refund(s) submitted to the bank again.", messages.SUCCESS)
 
     @admin.display(description="payment (sabpaisaTxnId)")
     def payment_link(self, obj):
