@@ -33,6 +33,7 @@ from typing import NamedTuple
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from gateway import sql
 from gateway.auth import ensure_same_merchant
 from gateway.errors import (
     DuplicateTransaction,
@@ -141,12 +142,14 @@ def s2s_payment_record(registration: Registration) -> Payment:
     try:
         with transaction.atomic():
             payment.save(force_insert=True)
-            PaymentEvent.objects.create(
-                payment=payment, kind=PaymentEvent.Kind.STATUS, from_status="", to_status=payment.status,
-                detail={"flow": "S2S", "paymentMode": payment.s2s_mode, "traceId": current_trace_id(),
-                        "expiresAt": payment.expires_at.isoformat()})
-            PaymentEvent.objects.create(payment=payment, kind=PaymentEvent.Kind.ACQUIRER,
-                                        detail={"step": "upi_register", **answer.raw})
+            # Both events in one INSERT (gateway/sql.py), in this order.
+            sql.insert_rows(PaymentEvent, [
+                PaymentEvent(payment=payment, kind=PaymentEvent.Kind.STATUS, from_status="", to_status=payment.status,
+                             detail={"flow": "S2S", "paymentMode": payment.s2s_mode, "traceId": current_trace_id(),
+                                     "expiresAt": payment.expires_at.isoformat()}),
+                PaymentEvent(payment=payment, kind=PaymentEvent.Kind.ACQUIRER,
+                             detail={"step": "upi_register", **answer.raw}),
+            ])
             payment_schedule_expiry(payment)
     except IntegrityError as exc:
         if _constraint(exc) == UNIQUE_MERCHANT_TXN:
