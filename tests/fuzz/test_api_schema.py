@@ -49,7 +49,8 @@ from payments.services.hosted import hosted_card_pay, hosted_card_verify_otp, ho
 from payments.services.s2s import s2s_payment_create
 from payments.services.upi import upi_link
 from refunds.services import refund_create
-from tests.support.factories import TestMerchant, make_merchant
+from tests.support import factories
+from tests.support.factories import make_merchant
 from tokens import services as token_services
 
 FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
@@ -78,8 +79,8 @@ TEST_VPAS = ["success@sandbox", "failure@sandbox", "timeout@sandbox"]
 class World:
     """The fuzz merchant and real resources of it, for cases to name."""
 
-    tm: TestMerchant
-    other: TestMerchant
+    tm: factories.TestMerchant
+    other: factories.TestMerchant
     paid_txn_id: str            # a SUCCESS card payment (sabpaisaTxnId) with one refund
     paid_payment_id: str        # its paymentId, for token creation
     refund_id: str
