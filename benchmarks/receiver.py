@@ -7,7 +7,7 @@ For every request it records when its first byte arrived, its X-Service-Event-Id
 its body and what it answered. The answer depends on the mode, which the driver changes with
 `POST /_mode/ok|error|hang`:
 
-- ok: 200 {"ok":true};
+- ok: 200 {"ok":true} (after `--delay` seconds, to keep deliveries in flight for a while);
 - error: 500;
 - hang: reads the request and says nothing for `--hang-seconds` (longer than the gateway's
   10 s timeout), then closes the connection.
@@ -29,9 +29,10 @@ ERROR = (b'HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\
 
 
 class State:
-    def __init__(self, hang_seconds: float):
+    def __init__(self, hang_seconds: float, delay: float = 0.0):
         self.mode = "ok"
         self.hang_seconds = hang_seconds
+        self.delay = delay
         # (first byte time, event id, sha256 of body prefix, answer: 200 / 500 / "hang")
         self.records: list[tuple[float, str, str, object]] = []
 
@@ -99,6 +100,12 @@ class Handler(asyncio.Protocol):
             return
         answer = 200 if mode == "ok" else 500
         self.state.records.append((self.first_byte, event_id, digest, answer))
+        if self.state.delay:
+            asyncio.get_running_loop().call_later(self.state.delay, self._answer, answer)
+        else:
+            self._answer(answer)
+
+    def _answer(self, answer: int) -> None:
         self.transport.write(OK if answer == 200 else ERROR)
         self.transport.close()
 
@@ -126,8 +133,8 @@ class Handler(asyncio.Protocol):
         self.transport.close()
 
 
-async def serve(port: int, hang_seconds: float) -> None:
-    state = State(hang_seconds)
+async def serve(port: int, hang_seconds: float, delay: float) -> None:
+    state = State(hang_seconds, delay)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: Handler(state), "127.0.0.1", port, backlog=1024)
     async with server:
@@ -138,8 +145,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--hang-seconds", type=float, default=15.0)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each answer (ok and error)")
     args = parser.parse_args()
-    asyncio.run(serve(args.port, args.hang_seconds))
+    asyncio.run(serve(args.port, args.hang_seconds, args.delay))
 
 
 if __name__ == "__main__":
