@@ -447,7 +447,10 @@ def hosted_transfer_received(*, reference: str) -> Payment:
 
 def hosted_cancel(*, payment: Payment) -> Payment:
     """The customer gave up before choosing a method: PENDING -> FAILED ("cancelled by the
-    customer"), final like any failure. Raises InvalidTransition once a method is in flight."""
+    customer"), final like any failure. A session whose time was already up is EXPIRED, as any
+    other action would find it. Raises InvalidTransition once a method is in flight or the
+    session is final."""
+    hosted_expire_if_due(payment)
     if payment.status != S.PENDING:
         raise InvalidTransition(payment.status, S.FAILED)
     return payment_mark_failed(payment_id=payment.pk, reason="cancelled by the customer",

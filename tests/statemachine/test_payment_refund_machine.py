@@ -360,10 +360,11 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
     @rule(pk=hosted_payments)
     def customer_cancels(self, pk):
         model = self.payments[pk]
-        # hosted_cancel does not look at the deadline: a PENDING session cancelled after it is
-        # FAILED, where every other action on it finds it EXPIRED (see docs/testing.md).
-        expected = (Expected(None, S.FAILED) if model.status == S.PENDING
-                    else Expected(InvalidTransition, model.status))
+        # Cancelling a session whose time is up finds it EXPIRED, like every other action.
+        expected = self._expired_on_touch(model, InvalidTransition)
+        if expected is None:
+            expected = (Expected(None, S.FAILED) if model.status == S.PENDING
+                        else Expected(InvalidTransition, model.status))
         self._apply(model, expected, lambda: hosted.hosted_cancel(payment=self._fresh(model)))
 
     # --- the clock -------------------------------------------------------------------------------

@@ -139,6 +139,17 @@ def test_a_session_whose_time_is_up_expires_instead_of_starting_a_method(merchan
     assert WebhookEvent.objects.get(subject_id=payment.sabpaisa_txn_id).event_type == "payment.expired"
 
 
+def test_cancelling_a_session_whose_time_is_up_expires_it_rather_than_failing_it(merchant):
+    payment = new_session(merchant)
+    Payment.objects.filter(pk=payment.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    payment.refresh_from_db()
+    with pytest.raises(InvalidTransition):
+        hosted.hosted_cancel(payment=payment)
+    payment.refresh_from_db()
+    assert payment.status == Payment.Status.EXPIRED
+    assert payment.events.filter(to_status=Payment.Status.FAILED).count() == 0
+
+
 def test_otp_is_refused_for_a_payment_not_waiting_for_one(merchant):
     payment = hosted.hosted_bank_start(payment=new_session(merchant), mode="NB", bank_code="HDFC")
     with pytest.raises(InvalidTransition):
