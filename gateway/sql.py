@@ -21,26 +21,33 @@ def columns(model, alias: str) -> str:
 
 
 @lru_cache(maxsize=None)
-def _converters(model, vendor: str, alias: str):
+def _loader(model, alias: str):
+    """The attribute names of `model`'s concrete fields, and for the fields whose values need
+    converting on this database, (position, column, converters): worked out once."""
     connection = connections[alias]
-    out = []
-    for field in model._meta.concrete_fields:
+    fields = model._meta.concrete_fields
+    converters = []
+    for position, field in enumerate(fields):
         col = Col(model._meta.db_table, field)
         convs = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
-        out.append((col, convs))
-    return out
+        if convs:
+            converters.append((position, col, convs))
+    return [f.attname for f in fields], converters
 
 
 def instance(model, values):
     """A `model` instance from the values of `columns(model, ...)`, as the ORM would load it."""
     alias = router.db_for_read(model)
-    connection = connections[alias]
-    converted = []
-    for value, (col, convs) in zip(values, _converters(model, connection.vendor, alias)):
-        for convert in convs:
-            value = convert(value, col, connection)
-        converted.append(value)
-    return model.from_db(alias, [f.attname for f in model._meta.concrete_fields], converted)
+    attnames, converters = _loader(model, alias)
+    if converters:
+        values = list(values)
+        connection = connections[alias]
+        for position, col, convs in converters:
+            value = values[position]
+            for convert in convs:
+                value = convert(value, col, connection)
+            values[position] = value
+    return model.from_db(alias, attnames, values)
 
 
 def width(model) -> int:
