@@ -28,11 +28,11 @@ ENDPOINTS = ("bare", "enquiry", "s2s", "hosted")
 
 
 class Side:
-    def __init__(self, label: str, code_dir: Path, offset: int, args):
+    def __init__(self, label: str, code_dir: Path, offset: int, args, web_workers: int):
         self.label = label
         self.receiver_port = 8410 + offset
         self.stack = Stack(name=f"cmp{label}", pg_port=5450 + offset, redis_port=6400 + offset,
-                           web_port=8400 + offset, web_workers=args.web_workers,
+                           web_port=8400 + offset, web_workers=web_workers,
                            worker_concurrency=args.worker_concurrency, code_dir=code_dir)
         self.stack._spawn("receiver", [PYTHON, "-m", "benchmarks.receiver", "--port", str(self.receiver_port)])
         self.stack.up()
@@ -115,6 +115,7 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(ENDPOINTS))
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--web-workers", type=int, default=4)
+    parser.add_argument("--b-web-workers", type=int, help="gunicorn workers of B, to compare configurations")
     parser.add_argument("--worker-concurrency", type=int, default=4)
     parser.add_argument("--files", help="B is REV plus these files (comma-separated) from the working tree, "
                                          "instead of the whole working tree: one change measured on its own")
@@ -143,7 +144,8 @@ def main() -> None:
                 target.unlink(missing_ok=True)
     sides = []
     try:
-        sides = [Side("A", old, 1, args), Side("B", new, 2, args)]
+        sides = [Side("A", old, 1, args, args.web_workers),
+                 Side("B", new, 2, args, args.b_web_workers or args.web_workers)]
         for r in range(args.rounds):
             order = sides if r % 2 == 0 else sides[::-1]
             for name in endpoints:

@@ -27,6 +27,12 @@ def seed_enquiry(code: str, count: int) -> dict:
                     bank_rrn=f"{i:012d}", customer_name="Asha Rao", customer_email="asha@example.com",
                     expires_at=now, completed_at=now) for i in range(count)]
     Payment.objects.bulk_create(rows, batch_size=1000)
+    # The planner statistics a live database has (autovacuum would gather them within a
+    # minute); without them PostgreSQL may pick another merchant index and filter every row.
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {connection.ops.quote_name(Payment._meta.db_table)}")
     return {"merchant_txn_ids": [r.merchant_txn_id for r in rows]}
 
 
