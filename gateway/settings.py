@@ -163,10 +163,15 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # Keep LOGGING's JSON lines in the worker too, instead of Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-# Safety nets: the beat sweeps pick up whatever a lost message or a dead worker left behind.
+# Sweeps: the expiry of payments (payments.services.expiry), and safety nets that pick up
+# whatever a lost message or a dead worker left behind.
 CELERY_BEAT_SCHEDULE = {
     "webhook-deliveries-due": {"task": "webhooks.tasks.deliveries_due_sweep", "schedule": 5.0},
-    "payments-expire": {"task": "payments.tasks.payments_expire_sweep", "schedule": 10.0},
+    # Every second; a sweep message still waiting after 30 s is dropped unrun (the ones after
+    # it do the same work), so a worker that was stopped for an hour does not come back to
+    # 3,600 identical sweeps, while a worker merely busy with a burst still runs one.
+    "payments-expire": {"task": "payments.tasks.payments_expire_sweep", "schedule": 1.0,
+                        "options": {"expires": 30.0}},
     "idempotency-cleanup": {"task": "payments.tasks.idempotency_records_cleanup", "schedule": 3600.0},
     "refunds-pending": {"task": "refunds.tasks.refunds_pending_sweep", "schedule": 30.0},
     # Card expiry kept for a token the customer consented to is forgotten once it can no

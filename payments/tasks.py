@@ -2,12 +2,6 @@
 from celery import shared_task
 
 from payments.services.expiry import payments_expire_due
-from payments.services.transitions import payment_expire
-
-
-@shared_task(name="payments.tasks.payment_expire_task", ignore_result=True)
-def payment_expire_task(payment_id: int) -> None:
-    payment_expire(payment_id=payment_id)
 
 
 @shared_task(name="payments.tasks.payments_expire_sweep", ignore_result=True)

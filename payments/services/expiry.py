@@ -1,29 +1,20 @@
-"""Expiry: a task per payment at its deadline, and a sweep as the safety net."""
+"""Expiry: the beat's payments sweep (`payments-expire`, every second) expires every open
+payment whose `expiresAt` has passed, so a payment ends within about a second of its deadline.
+
+There is no Celery task per payment at its deadline (there was, until the load benchmark):
+queuing one cost each creation about a millisecond of CPU in the web process and as much again
+in the worker, which then held every such message in memory until its time came; and Redis
+hands a message back to the queue when it is unacknowledged for longer than its visibility
+timeout (an hour), so a transfer's 72-hour expiry would have been delivered again every hour.
+The sweep is one indexed query when nothing is due, needs nothing queued and nothing kept, and
+survives a lost message, a dead worker or a flushed broker by construction. Pages and payers
+that meet an overdue payment expire it on the spot (payments.services.hosted, .upi).
+"""
 from __future__ import annotations
 
-from django.db import transaction
 from django.utils import timezone
 
-from payments.models import Payment
 from payments.services.transitions import payments_expire_batch
-
-
-def payment_schedule_expiry(payment: Payment) -> None:
-    """After the surrounding transaction commits, queue the expiry for `payment.expires_at`.
-    A lost message only delays expiry until the next sweep."""
-    from payments.tasks import payment_expire_task
-
-    payment_id, eta = payment.pk, payment.expires_at
-    transaction.on_commit(lambda: _send_quietly(payment_expire_task, payment_id, eta))
-
-
-def _send_quietly(task, payment_id, eta) -> None:
-    try:
-        task.apply_async(args=[payment_id], eta=eta)
-    except Exception:  # the broker is down: the sweep will expire it
-        import logging
-
-        logging.getLogger("payments.expiry").warning("could not queue expiry of payment %s", payment_id)
 
 
 def payments_expire_due(*, now=None, batch_size: int = 500, limit: int = 100_000) -> int:

@@ -37,7 +37,6 @@ from payments.cards import CardInput
 from payments.locks import lock_payment
 from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import acquirer_answer_record, acquirer_approval_refused
-from payments.services.expiry import payment_schedule_expiry
 from payments.services.transitions import (
     payment_expire,
     payment_mark_failed,
@@ -97,7 +96,7 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
                           customer_phone: str = "", description: str = "", metadata: dict | None = None,
                           udf: dict | None = None, token: Token | None = None) -> HostedSession:
     """Open a checkout session: a PENDING hosted payment that expires after
-    CHECKOUT_SESSION_TTL_SECONDS, with its expiry queued once the row commits. With `token`
+    CHECKOUT_SESSION_TTL_SECONDS (the expiry sweep ends it then; payments.services.expiry). With `token`
     (from tokens.selectors.token_get_usable) the checkout offers that saved card.
     Raises DuplicateTransaction when the merchant already used `merchant_txn_id` (in either
     flow), which the database constraint payment_unique_merchant_txn guarantees."""
@@ -118,7 +117,6 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
                                                 **({"tokenId": token.token_id} if token else {})})
             if token is not None:
                 token_services.token_payment_link(token=token, payment=payment)
-            payment_schedule_expiry(payment)
     except IntegrityError as exc:
         if _is_duplicate_txn(exc):
             raise DuplicateTransaction(f"merchantTxnId {merchant_txn_id!r} has already been used") from None

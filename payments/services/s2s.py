@@ -17,7 +17,7 @@ The order a request is decided in, each step's error code in brackets:
   8. the acquirer registers the payment (PAYMENT_FAILED / SERVICE_UNAVAILABLE /
      PROCESSING_ERROR), with no transaction of ours open and no row locked (with a key, its
      record is in flight, committed, not locked);
-  9. one transaction: the payment in PROCESSING, its events, its expiry task (and, with a
+  9. one transaction: the payment in PROCESSING and its events (and, with a
      key, the stored response); the unique constraint payment_unique_merchant_txn turns a
      lost race into DUPLICATE_TRANSACTION.
 
@@ -49,7 +49,6 @@ from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
 from payments.payloads import UDF_KEYS
-from payments.services.expiry import payment_schedule_expiry
 from payments.services.idempotency import Outcome as IdempotentOutcome
 from payments.services.idempotency import idempotency_run, request_fingerprint
 from payments.services.upi import upi_link
@@ -135,7 +134,7 @@ def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
 
 
 def s2s_payment_record(registration: Registration) -> Payment:
-    """Step 9: save the registered payment in PROCESSING with its events and expiry task, in
+    """Step 9: save the registered payment in PROCESSING with its events, in
     one transaction (a savepoint inside the caller's, with an idempotency key). Raises
     DuplicateTransaction when another request took the merchantTxnId meanwhile."""
     payment, answer = registration
@@ -150,7 +149,6 @@ def s2s_payment_record(registration: Registration) -> Payment:
                 PaymentEvent(payment=payment, kind=PaymentEvent.Kind.ACQUIRER,
                              detail={"step": "upi_register", **answer.raw}),
             ])
-            payment_schedule_expiry(payment)
     except IntegrityError as exc:
         if _constraint(exc) == UNIQUE_MERCHANT_TXN:
             # Another request with this merchantTxnId committed between our check and insert.

@@ -35,7 +35,6 @@ from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import acquirer_answer_record, acquirer_approval_refused
-from payments.services.expiry import payment_schedule_expiry
 from payments.services.transitions import (
     payment_expire,
     payment_mark_failed,
@@ -255,11 +254,10 @@ def _sandbox_follow_up(payment: Payment, vpa: str) -> None:
     elif vpa == UPI_TIMEOUT_VPA:
         deadline = timezone.now() + timedelta(seconds=settings.SANDBOX_UPI_TIMEOUT_SECONDS)
         if deadline < payment.expires_at:
-            # Only ever earlier, and only while it is open; the expiry task and the sweep do the rest.
+            # Only ever earlier, and only while it is open; the expiry sweep does the rest.
             if Payment.objects.filter(pk=payment.pk, status=S.PROCESSING).update(expires_at=deadline,
                                                                                  updated_at=Now()):
                 payment.expires_at = deadline
-                payment_schedule_expiry(payment)
 
 
 def _keep_open_for_approval(payment: Payment, vpa: str, delay: float) -> None:
@@ -272,7 +270,6 @@ def _keep_open_for_approval(payment: Payment, vpa: str, delay: float) -> None:
     if Payment.objects.filter(pk=payment.pk, status=S.PROCESSING, payer_vpa=vpa,
                               expires_at__lt=floor).update(expires_at=floor, updated_at=Now()):
         payment.expires_at = floor
-        payment_schedule_expiry(payment)
 
 
 def _send_quietly(task_name: str, payment_id: int, *, countdown: float) -> None:

@@ -10,3 +10,10 @@ def test_every_beat_entry_names_a_registered_task():
     assert scheduled - set(app.tasks) == set()
     assert {"webhooks.tasks.deliveries_due_sweep", "payments.tasks.payments_expire_sweep",
             "refunds.tasks.refunds_pending_sweep", "tokens.tasks.card_consents_purge_task"} <= scheduled
+
+
+def test_payments_expire_within_about_a_second_of_their_deadline():
+    """The sweep is the only thing that expires an unattended payment (payments.services.expiry);
+    docs/hosted-checkout.md and docs/s2s.md promise about a second."""
+    entry = settings.CELERY_BEAT_SCHEDULE["payments-expire"]
+    assert entry["task"] == "payments.tasks.payments_expire_sweep" and entry["schedule"] <= 1.0

@@ -208,16 +208,21 @@ def test_path_with_a_doubled_leading_slash_works_as_the_sdk_may_send_it(api, sho
     assert response.status_code == 200
 
 
-def test_creation_records_the_expiry_to_run_at_expires_at(api, shop, django_capture_on_commit_callbacks):
-    from unittest import mock
+def test_creation_queues_nothing_and_the_sweep_expires_the_session_after_expires_at(
+        api, shop, django_capture_on_commit_callbacks):
+    from django.utils import timezone
 
-    from payments import tasks
+    from payments.tasks import payments_expire_sweep
 
-    with mock.patch.object(tasks.payment_expire_task, "apply_async") as send:
-        with django_capture_on_commit_callbacks(execute=True):
-            data = post(api, shop, session_body(shop)).json()
+    with django_capture_on_commit_callbacks() as queued:
+        data = post(api, shop, session_body(shop)).json()
+    assert queued == []  # no message per session: the beat's sweep is the expiry (payments.services.expiry)
     payment = Payment.objects.get(payment_id=data["paymentId"])
-    send.assert_called_once_with(args=[payment.pk], eta=payment.expires_at)
+    assert payments_expire_sweep() == 0
+    Payment.objects.filter(pk=payment.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert payments_expire_sweep() == 1
+    payment.refresh_from_db()
+    assert payment.status == "EXPIRED"
 
 
 def test_unknown_fields_are_ignored(api, shop):

@@ -27,7 +27,7 @@ def wait_until(predicate, *, timeout: float = 45.0, message: str = ""):
 @pytest.fixture(scope="module")
 def worker(django_db_setup, django_db_blocker, tmp_path_factory):
     with django_db_blocker.unblock():
-        celery = CeleryWorker(log_dir=tmp_path_factory.mktemp("hosted-worker"))
+        celery = CeleryWorker(beat=True, log_dir=tmp_path_factory.mktemp("hosted-worker"))
         celery.start()
     yield celery
     celery.stop()
@@ -56,7 +56,7 @@ def test_an_unpaid_session_expires_on_time_by_itself(worker, transactional_db, c
     session = create_session(shop)
     payment = Payment.objects.get(payment_id=session["paymentId"])
     assert payment.status == "PENDING"
-    # Nobody opens the page: the expiry queued at creation runs in the worker at expiresAt.
+    # Nobody opens the page: the beat's expiry sweep, every second, ends it.
     wait_until(lambda: Payment.objects.filter(pk=payment.pk, status="EXPIRED").exists(),
                message="the session did not expire:\n" + worker.log_text()[-2000:])
     payment.refresh_from_db()

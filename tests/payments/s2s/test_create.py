@@ -114,18 +114,21 @@ def test_upi_expiry_minutes_defaults_to_five_and_sets_the_deadline(s2s_merchant,
     assert before + timedelta(minutes=17) <= custom.expires_at <= timezone.now() + timedelta(minutes=17)
 
 
-def test_the_expiry_is_queued_for_the_deadline_when_the_payment_commits(s2s_merchant, post,
-                                                                      django_capture_on_commit_callbacks,
-                                                                      monkeypatch):
-    from payments import tasks
+def test_creation_queues_nothing_and_the_sweep_expires_the_payment_after_its_deadline(
+        s2s_merchant, post, django_capture_on_commit_callbacks):
+    from payments.tasks import payments_expire_sweep
 
-    queued = []
-    monkeypatch.setattr(tasks.payment_expire_task, "apply_async",
-                        lambda args, eta: queued.append((args, eta)))
-    with django_capture_on_commit_callbacks(execute=True):
+    with django_capture_on_commit_callbacks() as queued:
         post(s2s_merchant, signed_body(s2s_merchant, upiExpiryMinutes=3))
+    assert queued == []  # no message per payment: the beat's sweep is the expiry (payments.services.expiry)
     payment = Payment.objects.get()
-    assert queued == [([payment.pk], payment.expires_at)]
+    payments_expire_sweep()
+    payment.refresh_from_db()
+    assert payment.status == "PROCESSING"
+    Payment.objects.filter(pk=payment.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert payments_expire_sweep() == 1
+    payment.refresh_from_db()
+    assert payment.status == "EXPIRED"
 
 
 def test_a_reused_merchant_txn_id_is_duplicate_transaction(s2s_merchant, post):

@@ -23,7 +23,8 @@ WORKER_ENV = {"SANDBOX_UPI_SUCCESS_DELAY_SECONDS": "1", "SANDBOX_UPI_TIMEOUT_SEC
 
 @pytest.fixture(scope="module")
 def worker(django_db_setup, tmp_path_factory):
-    with CeleryWorker(env=WORKER_ENV, log_dir=tmp_path_factory.mktemp("s2s-worker")) as running:
+    # beat: the payments sweep is what expires a payment (payments.services.expiry).
+    with CeleryWorker(beat=True, env=WORKER_ENV, log_dir=tmp_path_factory.mktemp("s2s-worker")) as running:
         yield running
 
 
