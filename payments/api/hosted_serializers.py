@@ -8,13 +8,13 @@ REQUEST_EXPIRED), is gateway.signing's to decide once the fields are known to be
 from __future__ import annotations
 
 import math
-import re
 
 from django.core.validators import EmailValidator, RegexValidator, URLValidator
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from gateway.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
 from payments.payloads import UDF_KEYS
 
 # Bounds of a hosted payment (docs/hosted-checkout.md): the same as S2S, where the interface
@@ -31,59 +31,19 @@ METADATA_KEY_MAX = 40
 METADATA_VALUE_MAX = 500
 UDF_MAX = 255
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_CONTROL_BUT_LINE_BREAKS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _PHONE = r"^[0-9]{10}\Z"  # ASCII digits: \d would also take other scripts' digits
-_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 
 
-def _is_unicode(value: str) -> bool:
-    """False for a lone surrogate (JSON's "\\ud800"), which no database text column can store."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-class StrictCharField(serializers.CharField):
-    """A CharField that accepts only JSON strings and never trims: what the merchant sent is
-    what we store and sign. Control characters are refused; free text (`allow_line_breaks`)
-    may carry tabs and line breaks, as in S2S."""
-
-    default_error_messages = {"invalid": "must be a string", "control": "must not contain control characters"}
-
-    def __init__(self, *, allow_line_breaks: bool = False, **kwargs):
-        kwargs.setdefault("trim_whitespace", False)
-        self.control = _CONTROL_BUT_LINE_BREAKS if allow_line_breaks else _CONTROL
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        if self.control.search(data):
-            self.fail("control")
-        return super().to_internal_value(data)
-
-
-@extend_schema_field({"type": "integer", "format": "int64", "minimum": AMOUNT_MIN_PAISE, "maximum": AMOUNT_MAX_PAISE})
-class PaiseField(serializers.Field):
+class PaiseField(StrictIntegerField):
     """A JSON integer (not a string, float or boolean) of paise within the bounds."""
 
     default_error_messages = {
         "invalid": "must be an integer number of paise",
-        "range": f"must be between {AMOUNT_MIN_PAISE} and {AMOUNT_MAX_PAISE} paise",
+        "range": "must be between {low} and {high} paise",
     }
 
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        if not AMOUNT_MIN_PAISE <= data <= AMOUNT_MAX_PAISE:
-            self.fail("range")
-        return data
-
-    def to_representation(self, value):
-        return value
+    def __init__(self, **kwargs):
+        super().__init__(low=AMOUNT_MIN_PAISE, high=AMOUNT_MAX_PAISE, **kwargs)
 
 
 @extend_schema_field({"type": "string", "format": "uri"})
@@ -118,13 +78,13 @@ class MetadataField(serializers.Field):
         for key, value in data.items():
             if not key or len(key) > METADATA_KEY_MAX:
                 raise serializers.ValidationError(f"keys must be 1 to {METADATA_KEY_MAX} characters")
-            if _CONTROL.search(key) or not _is_unicode(key):
+            if CONTROL.search(key) or not is_unicode(key):
                 raise serializers.ValidationError("keys must not contain control or surrogate characters")
             if isinstance(value, (dict, list)):
                 raise serializers.ValidationError(f"{key}: values must be strings, numbers, booleans or null")
             if isinstance(value, str) and len(value) > METADATA_VALUE_MAX:
                 raise serializers.ValidationError(f"{key}: string values must be at most {METADATA_VALUE_MAX} characters")
-            if isinstance(value, str) and (_CONTROL_BUT_LINE_BREAKS.search(value) or not _is_unicode(value)):
+            if isinstance(value, str) and (CONTROL_BUT_WHITESPACE.search(value) or not is_unicode(value)):
                 raise serializers.ValidationError(f"{key}: must not contain control or surrogate characters")
             if isinstance(value, float) and not math.isfinite(value):
                 # 1e400 parses as infinity, which JSON (and PostgreSQL's jsonb) cannot hold.
@@ -135,7 +95,7 @@ class MetadataField(serializers.Field):
         return value
 
 
-@extend_schema_field({"type": "string", "pattern": _HEX64.pattern})
+@extend_schema_field({"type": "string", "pattern": HEX64.pattern})
 class ChecksumField(StrictCharField):
     """64 hex characters, else VALIDATION_ERROR. Whether it is the right digest is
     gateway.signing's question, compared exactly (docs/decisions.md: upper case is
@@ -143,7 +103,7 @@ class ChecksumField(StrictCharField):
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
-        if not _HEX64.fullmatch(value):
+        if not HEX64.fullmatch(value):
             raise serializers.ValidationError("must be exactly 64 hexadecimal characters")
         return value
 

@@ -22,6 +22,7 @@ from rest_framework import serializers
 
 from gateway.api import validated
 from gateway.errors import ValidationError
+from gateway.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
 from payments.payloads import UDF_KEYS
 
 AMOUNT_MIN = 100
@@ -39,79 +40,38 @@ METADATA_VALUE_MAX = 500
 UPI_EXPIRY_MIN, UPI_EXPIRY_MAX, UPI_EXPIRY_DEFAULT = 1, 60, 5
 PAYMENT_MODES = ("UPI_QR", "UPI_INTENT")
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_CONTROL_BUT_WHITESPACE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _MERCHANT_TXN_ID = re.compile(r"^[A-Za-z0-9_-]+$")
 _PHONE = re.compile(r"^\+?[0-9 ()-]+$")
-_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 
 
-def _is_unicode(value: str) -> bool:
-    """False for a lone surrogate (JSON's "\\ud800"), which no database text column can store."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-class StrictString(serializers.CharField):
-    """Only a JSON string; never trimmed, so what was signed is what is stored. Control
-    characters are refused (free text may keep tab and line breaks)."""
+class StrictString(StrictCharField):
+    """A StrictCharField in S2S's words, with an optional pattern checked on non-empty values."""
 
     default_error_messages = {
         "required": "is required",
         "null": "must not be null",
         "blank": "must not be empty",
-        "invalid": "must be a string",
         "max_length": "must be at most {max_length} characters",
         "min_length": "must be at least {min_length} characters",
-        "control": "must not contain control characters",
         "pattern": "has characters outside the allowed set",
     }
 
-    def __init__(self, *, free_text: bool = False, pattern: re.Pattern | None = None,
-                 pattern_message: str | None = None, **kwargs):
-        kwargs.setdefault("trim_whitespace", False)
-        self.free_text = free_text
+    def __init__(self, *, pattern: re.Pattern | None = None, pattern_message: str | None = None, **kwargs):
         self.pattern = pattern
         self.pattern_message = pattern_message
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        if (_CONTROL_BUT_WHITESPACE if self.free_text else _CONTROL).search(data):
-            self.fail("control")
         value = super().to_internal_value(data)
         if self.pattern is not None and value and not self.pattern.match(value):
             raise serializers.ValidationError(self.pattern_message or self.error_messages["pattern"])
         return value
 
 
-class StrictInteger(serializers.Field):
-    """Only a JSON integer (not a string, a float or a boolean), within bounds."""
+class StrictInteger(StrictIntegerField):
+    """A StrictIntegerField in S2S's words."""
 
-    default_error_messages = {
-        "required": "is required",
-        "null": "must not be null",
-        "invalid": "must be an integer",
-        "range": "must be between {low} and {high}",
-    }
-
-    def __init__(self, *, low: int, high: int, **kwargs):
-        self.low, self.high = low, high
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        if not self.low <= data <= self.high:
-            self.fail("range", low=self.low, high=self.high)
-        return data
-
-    def to_representation(self, value):
-        return value
+    default_error_messages = {"required": "is required", "null": "must not be null"}
 
 
 @extend_schema_field(OpenApiTypes.INT64)
@@ -159,15 +119,6 @@ class StrictStringSchema(OpenApiSerializerFieldExtension):
         return schema
 
 
-class StrictIntegerSchema(OpenApiSerializerFieldExtension):
-    """A StrictInteger in the OpenAPI document: a 64-bit integer with its bounds."""
-
-    target_class = StrictInteger
-
-    def map_serializer_field(self, auto_schema, direction):
-        return {"type": "integer", "format": "int64", "minimum": self.target.low, "maximum": self.target.high}
-
-
 class NonBlankName(StrictString):
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
@@ -192,7 +143,7 @@ class Metadata(serializers.Field):
         if len(data) > METADATA_MAX_KEYS:
             raise serializers.ValidationError(f"must have at most {METADATA_MAX_KEYS} keys")
         for key, value in data.items():
-            if not key or len(key) > METADATA_KEY_MAX or _CONTROL.search(key) or not _is_unicode(key):
+            if not key or len(key) > METADATA_KEY_MAX or CONTROL.search(key) or not is_unicode(key):
                 raise serializers.ValidationError(
                     f"keys must be 1 to {METADATA_KEY_MAX} characters without control characters")
             # The error names the key only once the key is known to be printable.
@@ -200,7 +151,7 @@ class Metadata(serializers.Field):
                 if len(value) > METADATA_VALUE_MAX:
                     raise serializers.ValidationError(
                         {key: f"must be at most {METADATA_VALUE_MAX} characters"})
-                if _CONTROL_BUT_WHITESPACE.search(value) or not _is_unicode(value):
+                if CONTROL_BUT_WHITESPACE.search(value) or not is_unicode(value):
                     raise serializers.ValidationError({key: "must not contain control or surrogate characters"})
             elif isinstance(value, float) and not math.isfinite(value):
                 # 1e400 parses as infinity, which JSON (and PostgreSQL's jsonb) cannot hold.
@@ -225,11 +176,11 @@ class S2SPaymentRequestSerializer(serializers.Serializer):
                                  pattern_message="must be digits, optionally with +, spaces, hyphens or parentheses")
     # Only the type here: a string that is not UPI_QR / UPI_INTENT is INVALID_PAYMENT_MODE.
     paymentMode = PaymentModeString(allow_blank=True)
-    checksum = StrictString(pattern=_HEX64, pattern_message="must be exactly 64 hexadecimal characters")
+    checksum = StrictString(pattern=HEX64, pattern_message="must be exactly 64 hexadecimal characters")
     # Any value passes here: payments.services.s2s decides it (missing or malformed is
     # INVALID_TIMESTAMP, not VALIDATION_ERROR, as the interface says).
     timestamp = AnyValue(required=False, allow_null=True, help_text="Unix seconds; part of the checksum")
-    description = StrictString(required=False, allow_null=True, allow_blank=True, free_text=True,
+    description = StrictString(required=False, allow_null=True, allow_blank=True, allow_line_breaks=True,
                                max_length=DESCRIPTION_MAX)
     upiExpiryMinutes = StrictInteger(low=UPI_EXPIRY_MIN, high=UPI_EXPIRY_MAX, required=False, allow_null=True)
     metadata = Metadata(required=False, allow_null=True)
@@ -242,7 +193,7 @@ class S2SPaymentRequestSerializer(serializers.Serializer):
 
 for _key in UDF_KEYS:
     S2SPaymentRequestSerializer._declared_fields[_key] = StrictString(
-        required=False, allow_null=True, allow_blank=True, free_text=True, max_length=UDF_MAX)
+        required=False, allow_null=True, allow_blank=True, allow_line_breaks=True, max_length=UDF_MAX)
 
 
 class S2SPaymentResponseSerializer(serializers.Serializer):

@@ -13,6 +13,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from gateway.fields import StrictCharField, StrictIntegerField
 from refunds.models import REFUND_ID_MAX_LENGTH
 
 TXN_ID_MAX = 50
@@ -20,43 +21,15 @@ MERCHANT_ID_MAX = 50
 REASON_MAX = 255
 REFUND_ID_PATTERN = re.compile(rf"^[A-Za-z0-9_-]{{1,{REFUND_ID_MAX_LENGTH}}}$")
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
-
-class StrictCharField(serializers.CharField):
-    """Only JSON strings, never trimmed, no control characters."""
-
-    default_error_messages = {"invalid": "must be a string", "control": "must not contain control characters"}
-
-    def __init__(self, **kwargs):
-        kwargs.setdefault("trim_whitespace", False)
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        if _CONTROL.search(data):
-            self.fail("control")
-        return super().to_internal_value(data)
-
-
-@extend_schema_field({"type": "integer", "format": "int64", "minimum": 1})
-class PaiseField(serializers.Field):
+class PaiseField(StrictIntegerField):
     """A positive JSON integer of paise. The upper bound is the payment's remaining amount,
     which the service checks under the payment's lock."""
 
-    default_error_messages = {"invalid": "must be an integer number of paise",
-                              "positive": "must be greater than 0 paise"}
+    default_error_messages = {"invalid": "must be an integer number of paise", "range": "must be greater than 0 paise"}
 
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        if data <= 0:
-            self.fail("positive")
-        return data
-
-    def to_representation(self, value):
-        return value
+    def __init__(self, **kwargs):
+        super().__init__(low=1, **kwargs)
 
 
 @extend_schema_field(OpenApiTypes.INT64)
