@@ -1,5 +1,6 @@
-"""Hand-written SELECTs for the few reads on every API request, turned into model instances
-exactly as the ORM turns its own rows (the same column converters, `Model.from_db`).
+"""Hand-written statements for the few reads and writes on every API request, with model
+instances in and out exactly as the ORM makes them (the same column converters, `from_db`,
+`pre_save` and `get_db_prep_save`).
 
 Why: compiling a queryset costs the ORM about as much CPU as a whole bare Django request, and
 more than PostgreSQL spends answering it (benchmarks/RESULTS.md). The statements here are
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from django.db import connections, router
+from django.db import IntegrityError, connections, router, transaction
 from django.db.models.expressions import Col
 
 
@@ -82,6 +83,35 @@ def update_rows(model, objs, fields: list[str]) -> None:
             f"WHERE t.{names[0]} = v.{names[0]}::{meta.pk.db_type(connection)}", params)
 
 
+def update_where(model, where: dict, values: dict) -> int:
+    """`model.objects.filter(**where).update(**values)` for plain equality (None: IS NULL) on
+    concrete fields, as one hand-written UPDATE; returns the number of rows it changed. Values
+    are prepared by the fields' get_db_prep_save, as the ORM's update does (a related field
+    takes an instance or its key). Any database."""
+    alias = router.db_for_write(model)
+    connection = connections[alias]
+    meta = model._meta
+    quote = connection.ops.quote_name
+    sets, params = [], []
+    for name, value in values.items():
+        field = meta.get_field(name)
+        if field.is_relation and value is not None and hasattr(value, "_meta"):
+            value = value.pk  # a related instance: its key
+        sets.append(f"{quote(field.column)} = %s")
+        params.append(field.get_db_prep_save(value, connection))
+    conditions = []
+    for name, value in where.items():
+        field = meta.pk if name == "pk" else meta.get_field(name)
+        if value is None:
+            conditions.append(f"{quote(field.column)} IS NULL")
+        else:
+            conditions.append(f"{quote(field.column)} = %s")
+            params.append(field.get_db_prep_value(value, connection))
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {quote(meta.db_table)} SET {', '.join(sets)} WHERE {' AND '.join(conditions)}", params)
+        return cursor.rowcount
+
+
 def insert_rows(model, objs) -> None:
     """`model.objects.bulk_create(objs)` as one multi-row `INSERT ... VALUES` on PostgreSQL,
     setting the primary keys the database generates. Django's bulk_create sends PostgreSQL
@@ -96,6 +126,46 @@ def insert_rows(model, objs) -> None:
     if connection.vendor != "postgresql":
         model.objects.using(alias).bulk_create(objs)
         return
+    statement, params, generated = _insert_statement(model, objs, connection)
+    with connection.cursor() as cursor:
+        if generated is None:
+            cursor.execute(statement, params)
+        else:
+            cursor.execute(f"{statement} RETURNING {connection.ops.quote_name(generated.column)}", params)
+            for obj, (pk,) in zip(objs, cursor.fetchall()):
+                obj.pk = pk
+    _mark_saved(objs, alias)
+
+
+def insert_unless_taken(model, obj) -> bool:
+    """Insert `obj` unless a row already holds one of its unique values: True (and `obj.pk`
+    set) when it was inserted, False when it was not. One `INSERT ... ON CONFLICT DO NOTHING`
+    on PostgreSQL, where the ORM needs a transaction and a savepoint to survive the
+    IntegrityError; other databases do exactly that."""
+    alias = router.db_for_write(model)
+    connection = connections[alias]
+    if connection.vendor != "postgresql":
+        try:
+            with transaction.atomic(using=alias):
+                obj.save(force_insert=True, using=alias)
+        except IntegrityError:
+            return False
+        return True
+    statement, params, generated = _insert_statement(model, [obj], connection)
+    returning = connection.ops.quote_name((generated or model._meta.pk).column)
+    with connection.cursor() as cursor:
+        cursor.execute(f"{statement} ON CONFLICT DO NOTHING RETURNING {returning}", params)
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    obj.pk = row[0]
+    _mark_saved([obj], alias)
+    return True
+
+
+def _insert_statement(model, objs, connection):
+    """The multi-row INSERT of `objs` and its parameters, and the primary key field when the
+    database generates it (None when every object has its own)."""
     meta = model._meta
     generated = meta.pk if meta.pk.db_returning and all(obj.pk is None for obj in objs) else None
     fields = [f for f in meta.concrete_fields if f is not generated]
@@ -105,13 +175,10 @@ def insert_rows(model, objs) -> None:
     quote = connection.ops.quote_name
     rows = ", ".join(["(" + ", ".join(["%s"] * len(fields)) + ")"] * len(objs))
     statement = f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) VALUES {rows}"
-    with connection.cursor() as cursor:
-        if generated is None:
-            cursor.execute(statement, params)
-        else:
-            cursor.execute(f"{statement} RETURNING {quote(generated.column)}", params)
-            for obj, (pk,) in zip(objs, cursor.fetchall()):
-                obj.pk = pk
+    return statement, params, generated
+
+
+def _mark_saved(objs, alias: str) -> None:
     for obj in objs:
         obj._state.adding = False
         obj._state.db = alias

@@ -10,9 +10,9 @@
 - No transaction is open and no row is locked while the acquirer is called (STYLE.md). A
   request takes the key by committing its record "in flight": no response yet, and
   `expires_at` a short lease (IDEMPOTENCY_LEASE_SECONDS) instead of the 24 hours. It then calls
-  the acquirer (`prepare`) with nothing held, and finally, in one transaction that locks the
-  record, checks the lease is still its own, creates the payment (`record`) and stores the
-  response, so both commit together.
+  the acquirer (`prepare`) with nothing held, and finally, in one transaction, creates the
+  payment (`record`) and stores the response with an UPDATE that matches only while the lease
+  is still its own (rolling the payment back when it is not), so both commit together.
 - Concurrent requests with one key: one takes the key; the others find it in flight and wait
   (polling with short sleeps, at most IDEMPOTENCY_WAIT_SECONDS) until the response is stored,
   then answer with it. None fails, and only one payment is created. A request whose lease ran
@@ -34,9 +34,10 @@ from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
+from gateway import sql
 from gateway.errors import GatewayError, IdempotencyMismatch, ServiceUnavailable, ValidationError
 from gateway.models import Merchant
 from payments.models import IdempotencyRecord, Payment
@@ -172,13 +173,10 @@ def _insert(merchant: Merchant, key: str, fingerprint: str) -> _Lease | None:
     """Take a key nobody has: its record, in flight, committed at once, so that from now on
     every request with the key finds it. None when the key already has a record."""
     lease_until = timezone.now() + IDEMPOTENCY_LEASE
-    try:
-        with transaction.atomic():
-            created = IdempotencyRecord.objects.create(merchant=merchant, key=key, fingerprint=fingerprint,
-                                                       expires_at=lease_until)
-    except IntegrityError:
+    record = IdempotencyRecord(merchant=merchant, key=key, fingerprint=fingerprint, expires_at=lease_until)
+    if not sql.insert_unless_taken(IdempotencyRecord, record):  # the unique (merchant, key)
         return None
-    return _Lease(created.pk, lease_until)
+    return _Lease(record.pk, lease_until)
 
 
 _FREE = object()
@@ -213,31 +211,39 @@ def _release(lease: _Lease) -> None:
                        exc_info=True)
 
 
+class _LeaseLost(Exception):
+    """Raised inside _finish's transaction to undo what `record` wrote."""
+
+
 def _finish(lease: _Lease, fingerprint: str, record: Callable, prepared) -> Outcome:
-    error: GatewayError | None = None
-    with transaction.atomic():
-        # Serialises the end of this request with any request deciding about the key: nobody
-        # takes the lease over between our check that it is still ours and the stored response.
-        held = IdempotencyRecord.objects.select_for_update().filter(pk=lease.pk).first()
-        if held is None or held.response_body is not None or held.expires_at != lease.until:
-            # The lease ran out while the acquirer answered and another request took the key.
-            # Write nothing: that request creates the payment (or has created it).
-            if held is not None and held.response_body is not None and held.fingerprint == fingerprint:
-                return Outcome(held.response_status, held.response_body, replayed=True)
-            raise ServiceUnavailable("this request took too long and another with the same X-Idempotency-Key "
-                                     "took over; retry later.")
-        try:
+    """`record(prepared)` and the stored response, in one transaction, if this request still
+    holds the key when the response is stored; else nothing is written.
+
+    The response is stored by an UPDATE that matches only while the lease is ours. It locks the
+    record, so it is decided against any request taking the key over (which locks it too): if
+    that one came first, nothing matches and the transaction, `record`'s writes with it, is
+    rolled back. One statement on the record instead of a locking read and a write."""
+    try:
+        with transaction.atomic():
             status, body, payment = record(prepared)
-        except GatewayError as exc:
-            # Nothing was created: give the key back, so a retry is decided afresh.
-            held.delete()
-            error = exc
-        else:
-            held.response_status, held.response_body, held.payment = status, body, payment
-            held.expires_at = timezone.now() + IDEMPOTENCY_TTL
-            held.save()
-    if error is not None:
-        raise error
+            stored = sql.update_where(
+                IdempotencyRecord, {"pk": lease.pk, "expires_at": lease.until, "response_body": None},
+                {"response_status": status, "response_body": body, "payment": payment,
+                 "expires_at": timezone.now() + IDEMPOTENCY_TTL})
+            if not stored:
+                raise _LeaseLost()
+    except (_LeaseLost, GatewayError) as exc:
+        # Rolled back: nothing of this request was written. If the lease ran out while the
+        # acquirer answered, the request that took the key over may have finished with the same
+        # body (its own payment may even be why `record` found merchantTxnId taken): answer
+        # with its response.
+        held = IdempotencyRecord.objects.filter(pk=lease.pk).first()
+        if held is not None and held.response_body is not None and held.fingerprint == fingerprint:
+            return Outcome(held.response_status, held.response_body, replayed=True)
+        if isinstance(exc, _LeaseLost):
+            raise ServiceUnavailable("this request took too long and another with the same X-Idempotency-Key "
+                                     "took over; retry later.") from None
+        raise  # a refusal: idempotency_run gives the key back, so a retry is decided afresh
     return Outcome(status, body, replayed=False)
 
 

@@ -113,6 +113,33 @@ def test_a_request_whose_lease_was_taken_over_answers_with_the_response_that_was
     assert len(calls) == 2
 
 
+def test_a_request_whose_lease_went_to_another_body_writes_nothing_and_is_service_unavailable(api, monkeypatch):
+    """The acquirer outlasted the lease and a request with the same key but another body (a
+    later order) took the key and created its payment. The slow request's payment is rolled
+    back with the response it could not store: one payment, and the slow one asked to retry."""
+    tm = make_merchant(name="Slow Chai")
+    slow_body, other_body = signed_body(tm), signed_body(tm)
+    register = SandboxAcquirer.upi_register
+    calls = []
+
+    def slow_then_overtaken(self, *, payment):
+        calls.append(payment.merchant_txn_id)
+        if len(calls) == 1:
+            IdempotencyRecord.objects.update(expires_at=timezone.now() - timedelta(seconds=1))  # lease over
+            overtaking = api.post(URL, json.dumps(other_body), content_type="application/json",
+                                  HTTP_X_IDEMPOTENCY_KEY="shared", **tm.headers)
+            assert overtaking.status_code == 200
+        return register(self, payment=payment)
+
+    monkeypatch.setattr(SandboxAcquirer, "upi_register", slow_then_overtaken)
+    response = api.post(URL, json.dumps(slow_body), content_type="application/json", HTTP_X_IDEMPOTENCY_KEY="shared",
+                        **tm.headers)
+    assert response.status_code == 400 and response.json()["errorCode"] == "SERVICE_UNAVAILABLE", response.json()
+    assert list(Payment.objects.values_list("merchant_txn_id", flat=True)) == [other_body["merchantTxnId"]]
+    record = IdempotencyRecord.objects.get()
+    assert record.payment.merchant_txn_id == other_body["merchantTxnId"] and record.response_body is not None
+
+
 def test_requests_waiting_on_a_slow_acquirer_hold_no_lock_and_all_answer_with_the_first_response(
         live_server, monkeypatch):
     """Twenty requests with one key while the acquirer is slow: one acquirer call, one payment,

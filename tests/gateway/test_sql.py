@@ -1,0 +1,66 @@
+"""gateway.sql: the hand-written statements write and read exactly what the ORM would."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+
+from gateway import sql
+from payments.models import IdempotencyRecord, Payment, PaymentEvent
+from tests.support.factories import make_merchant
+
+pytestmark = pytest.mark.django_db
+
+
+def _record(merchant, key: str, **fields) -> IdempotencyRecord:
+    return IdempotencyRecord(merchant=merchant, key=key, fingerprint="f" * 64,
+                             expires_at=timezone.now() + timedelta(seconds=25), **fields)
+
+
+def test_insert_unless_taken_inserts_once_and_leaves_the_transaction_usable():
+    merchant = make_merchant().merchant
+    first = _record(merchant, "k-1")
+    with transaction.atomic():
+        assert sql.insert_unless_taken(IdempotencyRecord, first) is True
+        again = _record(merchant, "k-1")
+        assert sql.insert_unless_taken(IdempotencyRecord, again) is False and again.pk is None
+        # No IntegrityError was raised, so the transaction goes on.
+        assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "k-2")) is True
+    stored = IdempotencyRecord.objects.get(pk=first.pk)
+    assert stored.key == "k-1" and stored.created_at is not None and not first._state.adding
+    assert IdempotencyRecord.objects.count() == 2
+
+
+def test_insert_rows_sets_the_generated_keys_and_the_orm_reads_back_the_same_values():
+    merchant = make_merchant().merchant
+    payment = Payment(merchant=merchant, flow=Payment.Flow.S2S, merchant_txn_id="SQL-1", amount=12345,
+                      status=Payment.Status.PROCESSING, metadata={"order": "42", "note": "दाल"}, udf={"udf1": "x"},
+                      expires_at=timezone.now() + timedelta(minutes=5))
+    sql.insert_rows(Payment, [payment])
+    events = [PaymentEvent(payment=payment, kind=PaymentEvent.Kind.STATUS, to_status="PROCESSING"),
+              PaymentEvent(payment=payment, kind=PaymentEvent.Kind.ACQUIRER, detail={"step": "register"})]
+    sql.insert_rows(PaymentEvent, events)
+    loaded = Payment.objects.get(pk=payment.pk)
+    assert (loaded.payment_id, loaded.sabpaisa_txn_id, loaded.metadata, loaded.udf) == (
+        payment.payment_id, payment.sabpaisa_txn_id, {"order": "42", "note": "दाल"}, {"udf1": "x"})
+    assert [e.pk for e in events] == list(PaymentEvent.objects.filter(payment=loaded).order_by("pk")
+                                          .values_list("pk", flat=True))
+
+
+def test_update_where_matches_null_and_equality_and_takes_related_instances():
+    merchant = make_merchant().merchant
+    record = _record(merchant, "k-3")
+    record.save()
+    payment = Payment.objects.create(merchant=merchant, flow=Payment.Flow.S2S, merchant_txn_id="SQL-2", amount=500,
+                                     status=Payment.Status.PROCESSING, expires_at=timezone.now())
+    wrong_lease = {"pk": record.pk, "expires_at": record.expires_at + timedelta(seconds=1), "response_body": None}
+    assert sql.update_where(IdempotencyRecord, wrong_lease, {"response_status": 200}) == 0
+    lease = {"pk": record.pk, "expires_at": record.expires_at, "response_body": None}
+    assert sql.update_where(IdempotencyRecord, lease, {"response_status": 200, "response_body": {"ok": True},
+                                                       "payment": payment}) == 1
+    record.refresh_from_db()
+    assert (record.response_status, record.response_body, record.payment_id) == (200, {"ok": True}, payment.pk)
+    # The response is stored now, so "response_body IS NULL" no longer matches.
+    assert sql.update_where(IdempotencyRecord, lease, {"response_status": 201}) == 0
