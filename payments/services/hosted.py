@@ -28,6 +28,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
+from gateway import sql
 from gateway.errors import DuplicateTransaction, NotFound, ServiceUnavailable, ValidationError
 from gateway.models import Merchant
 from gateway.signing import return_signature
@@ -104,7 +105,7 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
     try:
         # A savepoint, so the caller's transaction (if any) survives the duplicate.
         with transaction.atomic():
-            payment = Payment.objects.create(
+            payment = Payment(
                 merchant=merchant, flow=Payment.Flow.HOSTED, status=S.PENDING,
                 merchant_txn_id=merchant_txn_id, amount=amount, currency=currency, return_url=return_url,
                 customer_name=customer_name, customer_email=customer_email, customer_phone=customer_phone,
@@ -112,9 +113,11 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
                 client_secret_hash=client_secret_hash(client_secret),
                 expires_at=timezone.now() + timedelta(seconds=settings.CHECKOUT_SESSION_TTL_SECONDS),
             )
-            PaymentEvent.objects.create(payment=payment, kind=PaymentEvent.Kind.STATUS, to_status=S.PENDING,
-                                        detail={"reason": "checkout session created",
-                                                **({"tokenId": token.token_id} if token else {})})
+            # Hand-written INSERTs (gateway/sql.py): this is the API's hottest write.
+            sql.insert_rows(Payment, [payment])
+            sql.insert_rows(PaymentEvent, [PaymentEvent(
+                payment=payment, kind=PaymentEvent.Kind.STATUS, to_status=S.PENDING,
+                detail={"reason": "checkout session created", **({"tokenId": token.token_id} if token else {})})])
             if token is not None:
                 token_services.token_payment_link(token=token, payment=payment)
     except IntegrityError as exc:

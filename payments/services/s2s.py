@@ -49,6 +49,7 @@ from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
 from payments.payloads import UDF_KEYS
+from payments.selectors import payment_txn_id_taken
 from payments.services.idempotency import Outcome as IdempotentOutcome
 from payments.services.idempotency import idempotency_run, request_fingerprint
 from payments.services.upi import upi_link
@@ -110,7 +111,7 @@ def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
     """Steps 7 and 8, writing nothing: merchantTxnId unused, then the acquirer's acceptance.
     Call it with no transaction open. Raises DuplicateTransaction, PaymentFailed,
     ServiceUnavailable or ProcessingError."""
-    if Payment.objects.filter(merchant=merchant, merchant_txn_id=data["merchantTxnId"]).exists():
+    if payment_txn_id_taken(merchant=merchant, merchant_txn_id=data["merchantTxnId"]):
         raise DuplicateTransaction()  # the common case, answered without troubling the acquirer
     now = timezone.now()
     payment = Payment(
@@ -134,14 +135,15 @@ def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
 
 
 def s2s_payment_record(registration: Registration) -> Payment:
-    """Step 9: save the registered payment in PROCESSING with its events, in
-    one transaction (a savepoint inside the caller's, with an idempotency key). Raises
+    """Step 9: save the registered payment in PROCESSING with its events, in one transaction
+    (the caller's, with an idempotency key: no savepoint, so a DuplicateTransaction raised here
+    must roll the caller's transaction back, as payments.services.idempotency does). Raises
     DuplicateTransaction when another request took the merchantTxnId meanwhile."""
     payment, answer = registration
     try:
-        with transaction.atomic():
-            payment.save(force_insert=True)
-            # Both events in one INSERT (gateway/sql.py), in this order.
+        with transaction.atomic(savepoint=False):
+            # The payment, then both events in one INSERT, in this order (gateway/sql.py).
+            sql.insert_rows(Payment, [payment])
             sql.insert_rows(PaymentEvent, [
                 PaymentEvent(payment=payment, kind=PaymentEvent.Kind.STATUS, from_status="", to_status=payment.status,
                              detail={"flow": "S2S", "paymentMode": payment.s2s_mode, "traceId": current_trace_id(),
