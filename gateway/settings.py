@@ -113,6 +113,8 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'gateway.sqlite3'}"),
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend with a health check that costs no round trip (gateway/db/base.py).
+    DATABASES["default"]["ENGINE"] = "gateway.db"
     # psycopg 3's pool keeps connections warm across requests in one worker process.
     DATABASES["default"].setdefault("OPTIONS", {})
     # Parameters bound by the server, and a statement run a second time on a connection is
