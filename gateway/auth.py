@@ -8,9 +8,12 @@ UNAUTHORIZED: the caller learns nothing about which part was wrong.
 """
 from __future__ import annotations
 
+import time
 from functools import lru_cache
 
-from django.db import connection
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
@@ -27,13 +30,51 @@ def _key_sql() -> str:
             f"JOIN {Merchant._meta.db_table} m ON m.id = k.merchant_id WHERE k.prefix = %s")
 
 
-def _api_key_by_prefix(prefix: str) -> ApiKey | None:
-    """The key with this prefix (unique) and its merchant, in one hand-written statement: this
-    runs on every API request, and the ORM's select_related costs more CPU to compile than
-    PostgreSQL takes to answer it (gateway/sql.py)."""
+# Rows of keys found lately, by prefix: (monotonic time read, row). Every API request needs its
+# key and merchant, and reading them was the largest single cost of an enquiry; most requests
+# come from a few merchants, so a row read less than API_KEY_CACHE_SECONDS ago is used again.
+# A change saved in this process forgets them at once (_forget); other processes see it within
+# API_KEY_CACHE_SECONDS (docs/decisions.md). Only keys that exist are kept, so random prefixes
+# cannot fill it.
+_recent: dict[str, tuple[float, tuple]] = {}
+_RECENT_MAX = 10_000
+
+
+def _key_row(prefix: str) -> tuple | None:
+    ttl = settings.API_KEY_CACHE_SECONDS
+    now = time.monotonic()
+    if ttl > 0:
+        hit = _recent.get(prefix)
+        if hit is not None and now - hit[0] < ttl:
+            return hit[1]
     with connection.cursor() as cursor:
         cursor.execute(_key_sql(), [prefix])
         row = cursor.fetchone()
+    if row is not None and ttl > 0:
+        if len(_recent) >= _RECENT_MAX:
+            _recent.clear()
+        _recent[prefix] = (now, row)
+    return row
+
+
+def _forget(**kwargs) -> None:
+    _recent.clear()
+    # Again once the change commits: a request between the save and the commit may have read
+    # the row as it was.
+    transaction.on_commit(_recent.clear)
+
+
+post_save.connect(_forget, sender=ApiKey, dispatch_uid="gateway.auth.key_saved")
+post_delete.connect(_forget, sender=ApiKey, dispatch_uid="gateway.auth.key_deleted")
+post_save.connect(_forget, sender=Merchant, dispatch_uid="gateway.auth.merchant_saved")
+post_delete.connect(_forget, sender=Merchant, dispatch_uid="gateway.auth.merchant_deleted")
+
+
+def _api_key_by_prefix(prefix: str) -> ApiKey | None:
+    """The key with this prefix (unique) and its merchant, as new instances for this request,
+    in one hand-written statement (the ORM's select_related costs more CPU to compile than
+    PostgreSQL takes to answer it; gateway/sql.py), or none when read a moment ago (_recent)."""
+    row = _key_row(prefix)
     if row is None:
         return None
     split = sql.width(ApiKey)

@@ -208,6 +208,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 REQUEST_CLOCK_SKEW_SECONDS = env.int("REQUEST_CLOCK_SKEW_SECONDS", default=30)
 REQUEST_MAX_AGE_SECONDS = 300
 
+# How long a web process reuses an API key and its merchant it read from the database
+# (gateway.auth): a key revoked or a merchant deactivated in another process is refused within
+# this many seconds. 0 reads them on every request.
+API_KEY_CACHE_SECONDS = env.float("API_KEY_CACHE_SECONDS", default=1.0)
+
 # Per-merchant API rate limit in requests per second, unless the merchant has its own.
 DEFAULT_RATE_LIMIT_PER_SECOND = env.int("DEFAULT_RATE_LIMIT_PER_SECOND", default=50)
 
