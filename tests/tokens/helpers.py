@@ -128,7 +128,8 @@ def find_card_data(text: str, *, cvvs=()) -> list[str]:
         if _luhn(run):
             found.append(run)
     for cvv in cvvs:
-        if re.search(rf"(?<![A-Za-z0-9]){cvv}(?![A-Za-z0-9])", text):
+        # Not after a ".": a timestamp's fraction ("12.358+00:00") holds any three digits by chance.
+        if re.search(rf"(?<![A-Za-z0-9.]){cvv}(?![A-Za-z0-9])", text):
             found.append(f"CVV {cvv}")
     return found
 
