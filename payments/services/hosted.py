@@ -102,24 +102,29 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
     Raises DuplicateTransaction when the merchant already used `merchant_txn_id` (in either
     flow), which the database constraint payment_unique_merchant_txn guarantees."""
     client_secret = secrets.token_urlsafe(32)  # [A-Za-z0-9_-]: safe to append to a URL unencoded
+    payment = Payment(
+        merchant=merchant, flow=Payment.Flow.HOSTED, status=S.PENDING,
+        merchant_txn_id=merchant_txn_id, amount=amount, currency=currency, return_url=return_url,
+        customer_name=customer_name, customer_email=customer_email, customer_phone=customer_phone,
+        description=description, metadata=metadata or {}, udf=udf or {},
+        client_secret_hash=client_secret_hash(client_secret),
+        expires_at=timezone.now() + timedelta(seconds=settings.CHECKOUT_SESSION_TTL_SECONDS),
+    )
+    event = PaymentEvent(payment=payment, kind=PaymentEvent.Kind.STATUS, to_status=S.PENDING,
+                         detail={"reason": "checkout session created",
+                                 **({"tokenId": token.token_id} if token else {})})
     try:
-        # A savepoint, so the caller's transaction (if any) survives the duplicate.
-        with transaction.atomic():
-            payment = Payment(
-                merchant=merchant, flow=Payment.Flow.HOSTED, status=S.PENDING,
-                merchant_txn_id=merchant_txn_id, amount=amount, currency=currency, return_url=return_url,
-                customer_name=customer_name, customer_email=customer_email, customer_phone=customer_phone,
-                description=description, metadata=metadata or {}, udf=udf or {},
-                client_secret_hash=client_secret_hash(client_secret),
-                expires_at=timezone.now() + timedelta(seconds=settings.CHECKOUT_SESSION_TTL_SECONDS),
-            )
-            # Hand-written INSERTs (gateway/sql.py): this is the API's hottest write.
-            sql.insert_rows(Payment, [payment])
-            sql.insert_rows(PaymentEvent, [PaymentEvent(
-                payment=payment, kind=PaymentEvent.Kind.STATUS, to_status=S.PENDING,
-                detail={"reason": "checkout session created", **({"tokenId": token.token_id} if token else {})})])
-            if token is not None:
-                token_services.token_payment_link(token=token, payment=payment)
+        if token is None and not transaction.get_connection().in_atomic_block:
+            # The API's hottest write: the payment and its event in one statement, atomic by
+            # itself, so no BEGIN and COMMIT either (gateway/sql.py).
+            sql.insert_with_children(payment, [event], link="payment")
+        else:
+            # With a token, its link commits with the payment. Inside a caller's transaction
+            # this is a savepoint, so that transaction survives a duplicate.
+            with transaction.atomic():
+                sql.insert_with_children(payment, [event], link="payment")
+                if token is not None:
+                    token_services.token_payment_link(token=token, payment=payment)
     except IntegrityError as exc:
         if _is_duplicate_txn(exc):
             raise DuplicateTransaction(f"merchantTxnId {merchant_txn_id!r} has already been used") from None

@@ -30,7 +30,7 @@ import logging
 from datetime import timedelta
 from typing import NamedTuple
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.utils import timezone
 
 from gateway import sql
@@ -135,22 +135,20 @@ def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
 
 
 def s2s_payment_record(registration: Registration) -> Payment:
-    """Step 9: save the registered payment in PROCESSING with its events, in one transaction
-    (the caller's, with an idempotency key: no savepoint, so a DuplicateTransaction raised here
-    must roll the caller's transaction back, as payments.services.idempotency does). Raises
-    DuplicateTransaction when another request took the merchantTxnId meanwhile."""
+    """Step 9: save the registered payment in PROCESSING with its events, in this order, in one
+    statement (gateway/sql.py), which is atomic by itself; with an idempotency key it runs in
+    the caller's transaction, and a DuplicateTransaction raised here must roll that back, as
+    payments.services.idempotency does (no savepoint). Raises DuplicateTransaction when another
+    request took the merchantTxnId meanwhile."""
     payment, answer = registration
     try:
-        with transaction.atomic(savepoint=False):
-            # The payment, then both events in one INSERT, in this order (gateway/sql.py).
-            sql.insert_rows(Payment, [payment])
-            sql.insert_rows(PaymentEvent, [
-                PaymentEvent(payment=payment, kind=PaymentEvent.Kind.STATUS, from_status="", to_status=payment.status,
-                             detail={"flow": "S2S", "paymentMode": payment.s2s_mode, "traceId": current_trace_id(),
-                                     "expiresAt": payment.expires_at.isoformat()}),
-                PaymentEvent(payment=payment, kind=PaymentEvent.Kind.ACQUIRER,
-                             detail={"step": "upi_register", **answer.raw}),
-            ])
+        sql.insert_with_children(payment, [
+            PaymentEvent(payment=payment, kind=PaymentEvent.Kind.STATUS, from_status="", to_status=payment.status,
+                         detail={"flow": "S2S", "paymentMode": payment.s2s_mode, "traceId": current_trace_id(),
+                                 "expiresAt": payment.expires_at.isoformat()}),
+            PaymentEvent(payment=payment, kind=PaymentEvent.Kind.ACQUIRER,
+                         detail={"step": "upi_register", **answer.raw}),
+        ], link="payment")
     except IntegrityError as exc:
         if _constraint(exc) == UNIQUE_MERCHANT_TXN:
             # Another request with this merchantTxnId committed between our check and insert.

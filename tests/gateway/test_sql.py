@@ -49,6 +49,32 @@ def test_insert_rows_sets_the_generated_keys_and_the_orm_reads_back_the_same_val
                                           .values_list("pk", flat=True))
 
 
+def test_insert_with_children_writes_both_in_one_statement_and_a_duplicate_writes_neither():
+    from django.db import IntegrityError, connection
+    from django.test.utils import CaptureQueriesContext
+
+    merchant = make_merchant().merchant
+
+    def payment():
+        return Payment(merchant=merchant, flow=Payment.Flow.HOSTED, merchant_txn_id="SQL-3", amount=700,
+                       status=Payment.Status.PENDING, expires_at=timezone.now())
+
+    first = payment()
+    events = [PaymentEvent(payment=first, kind=PaymentEvent.Kind.STATUS, to_status="PENDING", detail={"n": 1}),
+              PaymentEvent(payment=first, kind=PaymentEvent.Kind.ACQUIRER, detail={"n": 2})]
+    with CaptureQueriesContext(connection) as queries:
+        sql.insert_with_children(first, events, link="payment")
+    assert len(queries) == 1
+    stored = list(PaymentEvent.objects.filter(payment_id=first.pk).order_by("pk"))
+    assert [(e.pk, e.detail, e.kind) for e in stored] == [(e.pk, e.detail, e.kind) for e in events]
+    assert all(e.payment is first for e in events) and Payment.objects.get(pk=first.pk).amount == 700
+    second = payment()  # the same merchantTxnId
+    with pytest.raises(IntegrityError), transaction.atomic():
+        sql.insert_with_children(second, [PaymentEvent(payment=second, kind=PaymentEvent.Kind.STATUS)],
+                                 link="payment")
+    assert PaymentEvent.objects.count() == 2 and Payment.objects.count() == 1
+
+
 def test_update_where_matches_null_and_equality_and_takes_related_instances():
     merchant = make_merchant().merchant
     record = _record(merchant, "k-3")
