@@ -207,14 +207,21 @@ def _insert_statement(model, objs, connection):
     database generates it (None when every object has its own)."""
     meta = model._meta
     generated = meta.pk if meta.pk.db_returning and all(obj.pk is None for obj in objs) else None
-    fields = [f for f in meta.concrete_fields if f is not generated]
+    statement, fields = _insert_text(model, len(objs), generated is not None, connection.alias)
     params = []
     for obj in objs:
         params.extend(f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields)
-    quote = connection.ops.quote_name
-    rows = ", ".join(["(" + ", ".join(["%s"] * len(fields)) + ")"] * len(objs))
-    statement = f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) VALUES {rows}"
     return statement, params, generated
+
+
+@lru_cache(maxsize=256)
+def _insert_text(model, count: int, pk_generated: bool, alias: str):
+    """The text of an INSERT of `count` rows of `model` and the fields it sets, written once."""
+    meta = model._meta
+    fields = [f for f in meta.concrete_fields if not (pk_generated and f is meta.pk)]
+    quote = connections[alias].ops.quote_name
+    rows = ", ".join(["(" + ", ".join(["%s"] * len(fields)) + ")"] * count)
+    return f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) VALUES {rows}", fields
 
 
 def _mark_saved(objs, alias: str) -> None:
