@@ -69,10 +69,11 @@ class Side:
         after = self.cpu.snapshot()
         result = json.loads(out.stdout.split("WRKJSON ", 1)[1])
         ok = result["requests"] - result["non2xx"]
-        spent = sum(after[k] - before[k] for k in after if not k.startswith("_"))
+        per_process = {k: 1000 * (after[k] - before[k]) / max(result["requests"], 1)
+                       for k in after if not k.startswith("_")}
         self.results[name].append({"ok_per_s": ok / (result["duration_us"] / 1e6),
-                                   "cpu_ms": 1000 * spent / max(result["requests"], 1),
-                                   "non2xx": result["non2xx"]})
+                                   "cpu_ms": sum(v for k, v in per_process.items() if k != "loadgen"),
+                                   "per_process": per_process, "non2xx": result["non2xx"]})
 
     def receiver_stats(self) -> dict:
         import urllib.request
@@ -179,6 +180,13 @@ def main() -> None:
         (a_tput, a_ratio, a_cpu), (b_tput, b_ratio, b_cpu) = row
         print(f"{name:10} {a_tput:9.0f} {b_tput:9.0f} {a_ratio:8.3f} {b_ratio:8.3f} {a_cpu:9.2f} {b_cpu:9.2f}  "
               f"ratio x{b_ratio / a_ratio:.2f}, cpu/request {100 * (b_cpu - a_cpu) / a_cpu:+.0f}%")
+    print("\nCPU ms per request by process (median of rounds); loadgen is wrk, not counted above")
+    for name in endpoints:
+        for side in sides:
+            rounds = side.results[name]
+            groups = sorted(rounds[0]["per_process"])
+            print(f"{name:10} {side.label}: " + "  ".join(
+                f"{g} {median([r['per_process'][g] for r in rounds]):.2f}" for g in groups))
     for what, by_side in extra.items():
         for label, runs in by_side.items():
             print(f"{what} {label}: " + "; ".join(json.dumps({k: round(v, 2) for k, v in run.items()}) for run in runs))
