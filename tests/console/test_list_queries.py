@@ -24,6 +24,7 @@ PAGES = [
     "/admin/webhooks/webhookdelivery/",
     "/admin/webhooks/webhookevent/",
     "/admin/gateway/auditrecord/",
+    "/admin/tokens/token/",
 ]
 MAX_QUERIES = 12
 
