@@ -1,12 +1,12 @@
 """Payments of both flows (hosted checkout and S2S UPI) and their append-only event log."""
 from __future__ import annotations
 
-import secrets
 import string
 
 from django.db import models
 from django.db.models import Q
 
+from gateway.ids import random_string
 from gateway.models import Merchant
 from payments.lookups import email_key_expression, phone_key_expression
 
@@ -14,11 +14,11 @@ _ALPHABET = string.ascii_uppercase + string.digits
 
 
 def new_txn_id() -> str:
-    return "SP" + "".join(secrets.choice(_ALPHABET) for _ in range(18))
+    return "SP" + random_string(_ALPHABET, 18)
 
 
 def new_payment_id() -> str:
-    return "pay_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(20))
+    return "pay_" + random_string(string.ascii_letters + string.digits, 20)
 
 
 class Payment(models.Model):

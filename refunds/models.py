@@ -6,13 +6,13 @@ through refunds.services, checked against refunds.state.TRANSITIONS.
 """
 from __future__ import annotations
 
-import secrets
 import string
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from gateway.ids import random_string
 from gateway.models import Merchant
 from payments.models import Payment
 
@@ -20,7 +20,7 @@ REFUND_ID_MAX_LENGTH = 64
 
 
 def new_refund_id() -> str:
-    return "rfnd_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(20))
+    return "rfnd_" + random_string(string.ascii_letters + string.digits, 20)
 
 
 class Refund(models.Model):

@@ -7,12 +7,12 @@ never the CVV (interface.md, "Rules about card data"; docs/tokens.md).
 """
 from __future__ import annotations
 
-import secrets
 import string
 
 from django.db import models
 from django.db.models import Q
 
+from gateway.ids import random_string
 from gateway.models import Merchant
 from payments.models import Payment
 
@@ -21,7 +21,7 @@ _BASE62 = string.ascii_letters + string.digits
 
 def new_token_id() -> str:
     """'tok_' and 24 base-62 characters (about 143 random bits)."""
-    return "tok_" + "".join(secrets.choice(_BASE62) for _ in range(24))
+    return "tok_" + random_string(_BASE62, 24)
 
 
 class CardConsent(models.Model):

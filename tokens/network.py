@@ -13,13 +13,13 @@ Test behaviour (docs/tokens.md): every live reference answers a 3-D Secure chall
 from __future__ import annotations
 
 import re
-import secrets
 from dataclasses import dataclass
 
 from django.db import transaction
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
+from gateway.ids import random_string
 from payments.acquirer.base import AcquirerAnswer, Outcome
 from tokens.models import SandboxNetworkToken
 from tokens.selectors import ensure_tokens_available
@@ -47,7 +47,7 @@ class SandboxCardNetwork:
         if not authentication_reference:
             raise NetworkRefused("no authenticated payment to provision the token from")
         # Letters and a few digits: a reference must never look like a card number.
-        reference = f"NTR-{network[:4]}-" + "".join(secrets.choice(_REFERENCE_ALPHABET) for _ in range(20))
+        reference = f"NTR-{network[:4]}-" + random_string(_REFERENCE_ALPHABET, 20)
         with transaction.atomic():
             SandboxNetworkToken.objects.create(reference=reference, network=network, last4=last4, issuer=issuer)
         return NetworkToken(reference, network, last4, issuer)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 
+from gateway.ids import random_string
 from payments.acquirer.base import (
     AcquirerAnswer,
     AcquirerError,
@@ -48,7 +49,7 @@ WALLETS = {"PAYTM": "Paytm", "PHONEPE": "PhonePe", "AMAZONPAY": "Amazon Pay", "M
 
 def new_rrn() -> str:
     """A 12-digit retrieval reference number, as Indian banks issue them."""
-    return "".join(secrets.choice("0123456789") for _ in range(12))
+    return random_string("0123456789", 12)
 
 
 def new_challenge_ref() -> str:

@@ -30,6 +30,7 @@ from django.views.decorators.debug import sensitive_variables
 
 from gateway import sql
 from gateway.errors import DuplicateTransaction, NotFound, ServiceUnavailable, ValidationError
+from gateway.ids import random_string
 from gateway.models import Merchant
 from gateway.signing import return_signature
 from payments.acquirer import get_acquirer
@@ -393,7 +394,7 @@ def hosted_bank_complete(*, payment: Payment, approved: bool) -> Payment:
 def new_transfer_reference() -> str:
     """'GW' and 12 digits: short enough to write on a cash challan, and the tail of the virtual
     account number. Unique (constraint payment_unique_transfer_reference)."""
-    return "GW" + "".join(secrets.choice("0123456789") for _ in range(12))
+    return "GW" + random_string("0123456789", 12)
 
 
 def transfer_details(payment: Payment) -> dict:
