@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from django.db import IntegrityError, connections, router, transaction
+from django.db import models
 from django.db.models.expressions import Col
 
 
@@ -157,10 +158,11 @@ def insert_with_children(parent, children, *, link: str) -> None:
     pk_column = quote(parent_model._meta.pk.column)
     fk = child_model._meta.get_field(link)
     fields = [f for f in child_model._meta.concrete_fields if f is not child_model._meta.pk and f is not fk]
+    plain = _plain_types(tuple(fields), alias)
     rows = []
     for child in children:
         rows.append("((SELECT " + pk_column + " FROM p), " + ", ".join(["%s"] * len(fields)) + ")")
-        params.extend(f.get_db_prep_save(f.pre_save(child, True), connection) for f in fields)
+        params.extend(_insert_values(child, fields, plain, connection))
     columns = ", ".join(quote(f.column) for f in [fk, *fields])
     statement = (f"WITH p AS ({parent_sql} RETURNING {pk_column}) "
                  f"INSERT INTO {quote(child_model._meta.db_table)} ({columns}) VALUES {', '.join(rows)} "
@@ -208,17 +210,68 @@ def _insert_statement(model, objs, connection):
     meta = model._meta
     generated = meta.pk if meta.pk.db_returning and all(obj.pk is None for obj in objs) else None
     statement, fields = _insert_text(model, len(objs), generated is not None, connection.alias)
+    plain = _plain_types(fields, connection.alias)
     params = []
     for obj in objs:
-        params.extend(f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields)
+        params.extend(_insert_values(obj, fields, plain, connection))
     return statement, params, generated
+
+
+# Fields whose pre_save is reading the attribute and whose get_db_prep_save hands a value of
+# this type to the driver unchanged (integers wrapped in the database's integer type, as
+# connection.ops.adapt_integerfield_value does). Exact field classes: a subclass may convert.
+_PLAIN_FIELD_TYPES = {
+    models.CharField: str, models.TextField: str, models.EmailField: str, models.SlugField: str,
+    models.IntegerField: int, models.BigIntegerField: int, models.SmallIntegerField: int,
+    models.PositiveIntegerField: int, models.PositiveBigIntegerField: int, models.PositiveSmallIntegerField: int,
+    models.AutoField: int, models.BigAutoField: int, models.BooleanField: bool, models.ForeignKey: int,
+}
+
+
+@lru_cache(maxsize=256)
+def _plain_types(fields: tuple, alias: str) -> tuple:
+    """For each field, (type, wrap) when a value of that type goes to the driver as it is
+    (wrapped by `wrap` when not None), or None for the generic path."""
+    ops = connections[alias].ops
+    plain = []
+    for f in fields:
+        kind = _PLAIN_FIELD_TYPES.get(type(f))
+        internal = (f.target_field if type(f) is models.ForeignKey else f).get_internal_type()
+        wrap = None
+        if kind is int:
+            # psycopg 3 sends Int2/Int4/Int8 by the column's type; without the map, the generic path.
+            wrap = getattr(ops, "integerfield_type_map", {}).get(internal)
+            if wrap is None:
+                kind = None
+        plain.append(None if kind is None else (kind, wrap))
+    return tuple(plain)
+
+
+def _insert_values(obj, fields, plain, connection) -> list:
+    """`f.get_db_prep_save(f.pre_save(obj, True), connection)` for each field, as the ORM's
+    INSERT computes them, skipping the five calls for a str (choices' members included), an
+    int or a bool already of its field's type: a payment with its events has about 45 values,
+    and the generic path cost creation near a tenth of its CPU."""
+    values = []
+    for f, fast in zip(fields, plain):
+        if fast is not None:
+            value = getattr(obj, f.attname)
+            kind, wrap = fast
+            if value is None:
+                values.append(None)
+                continue
+            if type(value) is kind or (kind is str and isinstance(value, str)):
+                values.append(value if wrap is None else wrap(value))
+                continue
+        values.append(f.get_db_prep_save(f.pre_save(obj, True), connection))
+    return values
 
 
 @lru_cache(maxsize=256)
 def _insert_text(model, count: int, pk_generated: bool, alias: str):
     """The text of an INSERT of `count` rows of `model` and the fields it sets, written once."""
     meta = model._meta
-    fields = [f for f in meta.concrete_fields if not (pk_generated and f is meta.pk)]
+    fields = tuple(f for f in meta.concrete_fields if not (pk_generated and f is meta.pk))
     quote = connections[alias].ops.quote_name
     rows = ", ".join(["(" + ", ".join(["%s"] * len(fields)) + ")"] * count)
     return f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) VALUES {rows}", fields

@@ -90,3 +90,26 @@ def test_update_where_matches_null_and_equality_and_takes_related_instances():
     assert (record.response_status, record.response_body, record.payment_id) == (200, {"ok": True}, payment.pk)
     # The response is stored now, so "response_body IS NULL" no longer matches.
     assert sql.update_where(IdempotencyRecord, lease, {"response_status": 201}) == 0
+
+
+def test_insert_values_are_the_orms_values_of_the_same_types():
+    from django.db import connection
+
+    merchant = make_merchant().merchant
+    payment = Payment(merchant=merchant, flow=Payment.Flow.S2S, merchant_txn_id="SQL-T", amount=12345,
+                      status=Payment.Status.PROCESSING, customer_name=None, metadata={"a": 1},
+                      expires_at=timezone.now() + timedelta(minutes=5))
+    payment.amount = True  # not an int: must take the ORM's path (int(True)), not pass a bool through
+    event = PaymentEvent(payment_id=7, kind=PaymentEvent.Kind.STATUS, from_status="", to_status="PENDING",
+                         detail={"x": "y"})
+    for obj in (payment, event):
+        fields = tuple(f for f in type(obj)._meta.concrete_fields if f is not type(obj)._meta.pk)
+        fast = sql._insert_values(obj, fields, sql._plain_types(fields, connection.alias), connection)
+        orm = [f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields]
+        # Timestamps set by pre_save (auto_now) differ by the microseconds between the calls.
+        stamped = [getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False) for f in fields]
+        assert [(type(v), getattr(v, "obj", v)) for v, s in zip(fast, stamped) if not s] == \
+               [(type(v), getattr(v, "obj", v)) for v, s in zip(orm, stamped) if not s]
+    # And the fast path is taken: most of a payment's columns are plain strings and integers.
+    payment_fields = tuple(f for f in Payment._meta.concrete_fields if f is not Payment._meta.pk)
+    assert sum(fast is not None for fast in sql._plain_types(payment_fields, connection.alias)) >= 15
