@@ -40,6 +40,13 @@ def test_free_text_still_refuses_other_control_characters(text):
     assert error(StrictCharField(allow_line_breaks=True), text) == "must not contain control characters"
 
 
+@pytest.mark.parametrize("field", [StrictCharField(), StrictCharField(allow_line_breaks=True)])
+def test_a_strict_char_field_refuses_nul_and_lone_surrogates(field):
+    assert error(field, "a\x00b") == "must not contain control characters"
+    assert error(field, "a\ud800b") == error(field, "\udfff") == "must not contain surrogate characters"
+    assert field.run_validation("रुपया ✓ 😀") == "रुपया ✓ 😀"
+
+
 def test_a_lone_surrogate_is_not_unicode():
     assert is_unicode("रुपया ✓") and not is_unicode("a\ud800")
 
