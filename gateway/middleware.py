@@ -9,6 +9,7 @@ from django.utils.log import log_response
 
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound, ValidationError, error_response
 from gateway.tracing import new_trace_id, reset_merchant, reset_trace_id, set_merchant, set_trace_id
+from gateway.views import is_console
 
 logger = logging.getLogger("gateway.request")
 
@@ -62,7 +63,8 @@ class ApiErrorMiddleware:
                 "is required; chunked request bodies are not accepted", field="Content-Length"))
         response = self.get_response(request)
         is_json = response.get("Content-Type", "").startswith("application/json")
-        if response.status_code == 404 and not is_json:
+        if response.status_code == 404 and not is_json and not is_console(request):
+            # (The console's 404 is its own HTML page, from gateway.views.not_found.)
             return error_response(NotFound())
         if response.status_code == 405 and not is_json:
             allow = response.get("Allow")

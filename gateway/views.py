@@ -1,7 +1,8 @@
 """Views of the platform itself: health, and the error handlers Django calls.
 
 Errors are the JSON envelope everywhere except in the admin console, where a person reads
-them: there a refused permission or a stale form is an HTML 403 page in the console's look.
+them: there a refused permission or a stale form is an HTML 403 page, and a missing page an
+HTML 404, in the console's look.
 """
 import logging
 
@@ -61,7 +62,7 @@ def bad_request(request, exception=None):
     return error_response(bad_request_error(exception))
 
 
-def _is_console(request) -> bool:
+def is_console(request) -> bool:
     try:
         return request.path.startswith(reverse("admin:index"))
     except NoReverseMatch:  # a URLconf without the admin
@@ -80,14 +81,24 @@ def _console_forbidden(request, message: str):
 
 
 def permission_denied(request, exception=None):
-    if _is_console(request):
+    if is_console(request):
         message = str(exception or "") or "Your account does not have the permission this page or action needs."
         return _console_forbidden(request, message)
     return error_response(Unauthorized())
 
 
 def not_found(request, exception=None):
+    if is_console(request):
+        return console_not_found(request)
     return error_response(NotFound())
+
+
+def console_not_found(request):
+    """The console's own HTML 404 page, for a person who followed an old or mistyped link."""
+    from django.contrib import admin
+
+    context = {**admin.site.each_context(request), "title": "Page not found", "path": request.path}
+    return TemplateResponse(request, "admin/404.html", context, status=404).render()
 
 
 def server_error(request):
@@ -95,7 +106,7 @@ def server_error(request):
 
 
 def csrf_failure(request, reason=""):
-    if _is_console(request):
+    if is_console(request):
         return _console_forbidden(request, "The form's security token is missing or stale (the page was open "
                                            "too long, or you signed in again elsewhere). Go back, reload the "
                                            "page and submit it again.")

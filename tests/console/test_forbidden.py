@@ -49,3 +49,17 @@ def test_a_stale_console_form_is_an_html_403_that_says_to_reload(admin_user, sho
     response = client.post(f"/admin/gateway/merchant/{shop.merchant.pk}/rotate/secret-key/", {})
     assert response.status_code == 403 and response["Content-Type"].startswith("text/html")
     assert "reload the page" in response.content.decode()
+
+
+def test_a_missing_console_page_is_an_html_404_in_the_console(as_role, shop):
+    response = as_role("support").get("/admin/payments/no-such-page/")
+    assert response.status_code == 404 and response["Content-Type"].startswith("text/html")
+    html = response.content.decode()
+    assert "Page not found" in html and "/admin/payments/no-such-page/" in html
+    assert 'id="site-name"' in html and "errorCode" not in html
+
+
+def test_a_missing_api_path_is_still_the_envelope(client):
+    response = client.get("/api/v2/no-such-thing")
+    assert response.status_code == 404 and response["Content-Type"].startswith("application/json")
+    assert response.json()["errorCode"] == "NOT_FOUND"

@@ -171,10 +171,13 @@ def test_a_disallowed_host_is_a_validation_error_in_the_envelope(client):
     assert body["errorMessage"].startswith("Host")
 
 
-def test_admin_errors_are_in_the_envelope_too(admin_client):
-    # APPEND_SLASH is off: the admin's catch-all answers 404 for a path without its slash.
-    assert_envelope(admin_client.get("/admin/gateway/merchant/1/change"), 404, "NOT_FOUND")
-    assert_envelope(admin_client.get("/admin/gateway/merchant/999999/rotate/api-key/"), 404, "NOT_FOUND")
+def test_a_console_404_is_the_consoles_html_page_not_the_envelope(admin_client):
+    # A person reads it (docs/console.md). APPEND_SLASH is off: the admin's catch-all answers
+    # 404 for a path without its slash.
+    for path in ("/admin/gateway/merchant/1/change", "/admin/gateway/merchant/999999/rotate/api-key/"):
+        response = admin_client.get(path)
+        assert response.status_code == 404 and response["Content-Type"].startswith("text/html"), path
+        assert "Page not found" in response.content.decode()
 
 
 def test_a_chunked_body_is_refused_naming_content_length(client):
