@@ -89,6 +89,10 @@ class Refund(models.Model):
         ]
         indexes = [
             models.Index(fields=["payment", "status"], name="refund_payment_status"),
+            # The console finds a refund by its refundId or the bank's reference alone, without
+            # the merchant that leads the unique constraint's index.
+            models.Index(fields=["refund_id"], name="refund_refund_id"),
+            models.Index(fields=["bank_refund_reference"], name="refund_bank_reference"),
             # The pending sweep scans only open refunds.
             models.Index(fields=["created_at"], name="refund_pending_created", condition=Q(status="PENDING")),
         ]
