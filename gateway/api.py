@@ -1,6 +1,10 @@
 """The base of every merchant API view."""
 import threading
+from collections.abc import Mapping
 
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import serializers
+from rest_framework.fields import SkipField, empty, get_error_detail
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.views import APIView
 
@@ -68,3 +72,41 @@ def validated(serializer_class, data) -> dict:
                 serializer.fields  # noqa: B018 - bind every field now, once
                 _bound_serializers[serializer_class] = serializer
     return serializer.run_validation(data)
+
+
+class RequestSerializer(serializers.Serializer):
+    """A request serializer that passes over an optional field the body leaves out without
+    asking the field. DRF's own loop asks every field, and an absent optional one answers by
+    raising SkipField: on the creation endpoints, whose twenty udf fields are usually absent,
+    that was a third of field validation. The result is DRF's: the same values, the same
+    errors in the same order (tests/gateway/test_api_serializers.py holds the two equal).
+    For JSON bodies of plain fields (no partial updates, no HTML forms, no nested sources)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, Mapping):
+            return super().to_internal_value(data)  # DRF's error for a body that is not an object
+        plan = self.__dict__.get("_validation_plan")
+        if plan is None:
+            plan = self.__dict__["_validation_plan"] = [
+                (field, field.field_name, getattr(self, "validate_" + field.field_name, None),
+                 not field.required and field.default is empty)
+                for field in self._writable_fields]
+        values, errors = {}, {}
+        for field, name, validate_method, optional in plan:
+            if optional and name not in data:
+                continue  # DRF: get_value gives `empty`, get_default raises SkipField
+            try:
+                value = field.run_validation(field.get_value(data))
+                if validate_method is not None:
+                    value = validate_method(value)
+            except serializers.ValidationError as exc:
+                errors[name] = exc.detail
+            except DjangoValidationError as exc:
+                errors[name] = get_error_detail(exc)
+            except SkipField:
+                pass
+            else:
+                self.set_value(values, field.source_attrs, value)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return values

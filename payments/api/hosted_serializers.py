@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from gateway.api import RequestSerializer
 from gateway.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
 from payments.payloads import UDF_KEYS
 
@@ -108,7 +109,7 @@ class ChecksumField(StrictCharField):
         return value
 
 
-class HostedPaymentCreateSerializer(serializers.Serializer):
+class HostedPaymentCreateSerializer(RequestSerializer):
     merchantId = StrictCharField(max_length=50)
     merchantTxnId = StrictCharField(max_length=MERCHANT_TXN_ID_MAX)
     amount = PaiseField()

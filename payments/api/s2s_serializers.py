@@ -20,7 +20,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from gateway.api import validated
+from gateway.api import RequestSerializer, validated
 from gateway.errors import ValidationError
 from gateway.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
 from payments.payloads import UDF_KEYS
@@ -164,7 +164,7 @@ class Metadata(serializers.Field):
         return value
 
 
-class S2SPaymentRequestSerializer(serializers.Serializer):
+class S2SPaymentRequestSerializer(RequestSerializer):
     merchantId = StrictString(max_length=MERCHANT_ID_MAX)
     merchantTxnId = StrictString(max_length=MERCHANT_TXN_ID_MAX, pattern=_MERCHANT_TXN_ID,
                                  pattern_message="must be letters, digits, underscores or hyphens")
