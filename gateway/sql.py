@@ -178,11 +178,19 @@ def insert_with_children(parent, children, *, link: str) -> None:
     _mark_saved(children, alias)
 
 
-def insert_unless_taken(model, obj) -> bool:
+def insert_unless_taken(model, obj, *, flush_to_disk: bool = True) -> bool:
     """Insert `obj` unless a row already holds one of its unique values: True (and `obj.pk`
     set) when it was inserted, False when it was not. One `INSERT ... ON CONFLICT DO NOTHING`
     on PostgreSQL, where the ORM needs a transaction and a savepoint to survive the
-    IntegrityError; other databases do exactly that."""
+    IntegrityError; other databases do exactly that.
+
+    flush_to_disk=False, outside any transaction on PostgreSQL: the statement commits
+    asynchronously (synchronous_commit off for its own transaction only), so it does not wait
+    for the WAL to reach the disk. Other sessions see the row at once, as always; only a
+    database crash in the next fraction of a second can lose it, and the next durable commit
+    of any session makes it durable too (the WAL is written in order). For rows whose loss in
+    a crash costs nothing, such as an idempotency key's in-flight lease. Inside a transaction
+    the flag is ignored: it would make the whole transaction's commit asynchronous."""
     alias = router.db_for_write(model)
     connection = connections[alias]
     if connection.vendor != "postgresql":
@@ -194,6 +202,12 @@ def insert_unless_taken(model, obj) -> bool:
         return True
     statement, params, generated = _insert_statement(model, [obj], connection)
     returning = connection.ops.quote_name((generated or model._meta.pk).column)
+    if not flush_to_disk and not connection.in_atomic_block:
+        # INSERT ... SELECT from a row that sets the setting for this statement's transaction:
+        # one round trip, where BEGIN, SET LOCAL, INSERT and COMMIT would be four.
+        head, _, values = statement.partition(" VALUES (")
+        statement = (f"{head} SELECT {values[:-1]} "
+                     "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous_commit")
     with connection.cursor() as cursor:
         cursor.execute(f"{statement} ON CONFLICT DO NOTHING RETURNING {returning}", params)
         row = cursor.fetchone()

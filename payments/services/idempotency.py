@@ -9,7 +9,8 @@
   PROCESSING_ERROR) gives its key back, so a retry with that key is decided afresh.
 - No transaction is open and no row is locked while the acquirer is called (STYLE.md). A
   request takes the key by committing its record "in flight": no response yet, and
-  `expires_at` a short lease (IDEMPOTENCY_LEASE_SECONDS) instead of the 24 hours. It then calls
+  `expires_at` a short lease (IDEMPOTENCY_LEASE_SECONDS) instead of the 24 hours (committed
+  without waiting for the disk: see _insert). It then calls
   the acquirer (`prepare`) with nothing held, and finally, in one transaction, creates the
   payment (`record`) and stores the response with an UPDATE that matches only while the lease
   is still its own (rolling the payment back when it is not), so both commit together.
@@ -174,7 +175,10 @@ def _insert(merchant: Merchant, key: str, fingerprint: str) -> _Lease | None:
     every request with the key finds it. None when the key already has a record."""
     lease_until = timezone.now() + IDEMPOTENCY_LEASE
     record = IdempotencyRecord(merchant=merchant, key=key, fingerprint=fingerprint, expires_at=lease_until)
-    if not sql.insert_unless_taken(IdempotencyRecord, record):  # the unique (merchant, key)
+    # Committed without waiting for the disk: a lease lost in a database crash is a lease that
+    # ran out early, and the acquirer is called again by the retry either way. The payment and
+    # the stored response commit durably, which flushes this row with them.
+    if not sql.insert_unless_taken(IdempotencyRecord, record, flush_to_disk=False):  # unique (merchant, key)
         return None
     return _Lease(record.pk, lease_until)
 

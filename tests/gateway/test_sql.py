@@ -113,3 +113,27 @@ def test_insert_values_are_the_orms_values_of_the_same_types():
     # And the fast path is taken: most of a payment's columns are plain strings and integers.
     payment_fields = tuple(f for f in Payment._meta.concrete_fields if f is not Payment._meta.pk)
     assert sum(fast is not None for fast in sql._plain_types(payment_fields, connection.alias)) >= 15
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_insert_that_need_not_reach_the_disk_commits_asynchronously_by_itself_only():
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    merchant = make_merchant().merchant
+    with CaptureQueriesContext(connection) as captured:
+        assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "a-1"), flush_to_disk=False) is True
+        assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "a-1"), flush_to_disk=False) is False
+    assert all("set_config('synchronous_commit', 'off', true)" in q["sql"] for q in captured.captured_queries)
+    assert IdempotencyRecord.objects.filter(merchant=merchant, key="a-1").count() == 1
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"  # local to that statement's own transaction
+
+    # Inside a transaction the flag is ignored: it would make the whole commit asynchronous.
+    with transaction.atomic(), CaptureQueriesContext(connection) as captured:
+        assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "a-2"), flush_to_disk=False) is True
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            assert cursor.fetchone()[0] == "on"
+    assert not any("set_config" in q["sql"] for q in captured.captured_queries)
