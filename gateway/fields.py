@@ -15,7 +15,6 @@ from rest_framework import serializers
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-SURROGATE = re.compile("[\ud800-\udfff]")
 # Free text may keep tab, line feed and carriage return.
 CONTROL_BUT_WHITESPACE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
@@ -42,8 +41,8 @@ class StrictCharField(serializers.CharField):
         self.control = CONTROL_BUT_WHITESPACE if allow_line_breaks else CONTROL
         super().__init__(**kwargs)
         # DRF's NUL and surrogate validators walk the string a character at a time in Python
-        # (a tenth of S2S validation); the control check already refuses NUL, and one regex
-        # below refuses surrogates.
+        # (a tenth of S2S validation); the control check already refuses NUL, and is_unicode
+        # (one encode, in C) refuses lone surrogates.
         self.validators = [v for v in self.validators
                            if not isinstance(v, (ProhibitNullCharactersValidator, ProhibitSurrogateCharactersValidator))]
 
@@ -52,7 +51,7 @@ class StrictCharField(serializers.CharField):
             self.fail("invalid")
         if self.control.search(data):
             self.fail("control")
-        if SURROGATE.search(data):
+        if not is_unicode(data):
             self.fail("surrogate")
         return super().to_internal_value(data)
 
