@@ -1,6 +1,7 @@
 """The base of every merchant API view."""
 import threading
 from collections.abc import Mapping
+from functools import cached_property
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
@@ -82,17 +83,19 @@ class RequestSerializer(serializers.Serializer):
     errors in the same order (tests/gateway/test_api_serializers.py holds the two equal).
     For JSON bodies of plain fields (no partial updates, no HTML forms, no nested sources)."""
 
+    @cached_property
+    def _validation_plan(self) -> list:
+        """Per writable field: the field, its name, its validate_<name> method or None, and
+        whether it may be left out (not required, no default)."""
+        return [(field, field.field_name, getattr(self, "validate_" + field.field_name, None),
+                 not field.required and field.default is empty)
+                for field in self._writable_fields]
+
     def to_internal_value(self, data):
         if not isinstance(data, Mapping):
             return super().to_internal_value(data)  # DRF's error for a body that is not an object
-        plan = self.__dict__.get("_validation_plan")
-        if plan is None:
-            plan = self.__dict__["_validation_plan"] = [
-                (field, field.field_name, getattr(self, "validate_" + field.field_name, None),
-                 not field.required and field.default is empty)
-                for field in self._writable_fields]
         values, errors = {}, {}
-        for field, name, validate_method, optional in plan:
+        for field, name, validate_method, optional in self._validation_plan:
             if optional and name not in data:
                 continue  # DRF: get_value gives `empty`, get_default raises SkipField
             try:
