@@ -203,11 +203,10 @@ def insert_unless_taken(model, obj, *, flush_to_disk: bool = True) -> bool:
     statement, params, generated = _insert_statement(model, [obj], connection)
     returning = connection.ops.quote_name((generated or model._meta.pk).column)
     if not flush_to_disk and not connection.in_atomic_block:
-        # INSERT ... SELECT from a row that sets the setting for this statement's transaction:
-        # one round trip, where BEGIN, SET LOCAL, INSERT and COMMIT would be four.
-        head, _, values = statement.partition(" VALUES (")
-        statement = (f"{head} SELECT {values[:-1]} "
-                     "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous_commit")
+        # Set for this statement's own transaction as the row is returned, before its commit:
+        # one round trip, where BEGIN, SET LOCAL, INSERT and COMMIT would be four. (No row, no
+        # write: a conflict has nothing to flush.)
+        returning += ", set_config('synchronous_commit', 'off', true)"
     with connection.cursor() as cursor:
         cursor.execute(f"{statement} ON CONFLICT DO NOTHING RETURNING {returning}", params)
         row = cursor.fetchone()
