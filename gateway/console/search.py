@@ -1,4 +1,4 @@
-"""One search box for every identifier a payment is known by.
+"""One search box for every identifier a payment (or a refund) is known by.
 
 Staff paste whatever the caller has: the gateway's sabpaisaTxnId or paymentId, the
 merchant's order number (merchantTxnId), the bank's reference (RRN), a NEFT/RTGS/challan
@@ -74,6 +74,23 @@ def payment_search(queryset: QuerySet, term: str) -> tuple[QuerySet, list[Identi
         condition |= identifier.q
     queryset = queryset.alias(_email_key=email_key_expression(), _phone_key=phone_key_expression())
     return queryset.filter(condition), identifiers
+
+
+def refund_search(queryset: QuerySet, term: str) -> QuerySet:
+    """`queryset` (of refunds) narrowed to those `term` names exactly: refundId, the bank's
+    refund reference, the payment's sabpaisaTxnId or merchantTxnId, or the merchant's code.
+    The payment and merchant keys are resolved first, as payment_search does for webhook
+    events, so every branch of the OR is an index on the refunds table."""
+    from gateway.models import Merchant
+
+    term = term.strip()
+    if not term:
+        return queryset
+    payments = list(Payment.objects.filter(Q(sabpaisa_txn_id=term) | Q(merchant_txn_id=term))
+                    .values_list("pk", flat=True))
+    merchants = list(Merchant.objects.filter(code=term).values_list("pk", flat=True))
+    return queryset.filter(Q(refund_id=term) | Q(bank_refund_reference=term) | Q(payment__in=payments)
+                           | Q(merchant__in=merchants))
 
 
 def matched_by(payment: Payment, term: str) -> str:
