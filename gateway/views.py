@@ -69,15 +69,19 @@ def is_console(request) -> bool:
         return False
 
 
-def _console_forbidden(request, message: str):
+def _console_page(request, template: str, status: int, **context):
+    """An error page in the console's look (the admin's header, breadcrumbs and styles)."""
     from django.contrib import admin
 
+    return TemplateResponse(request, template, {**admin.site.each_context(request), **context},
+                            status=status).render()
+
+
+def _console_forbidden(request, message: str):
     from gateway.roles import user_roles
 
-    context = {**admin.site.each_context(request), "title": "Permission needed", "message": message,
-               "roles": user_roles(request.user)}
-    response = TemplateResponse(request, "admin/403.html", context, status=403)
-    return response.render()
+    return _console_page(request, "admin/403.html", 403, title="Permission needed", message=message,
+                         roles=user_roles(request.user))
 
 
 def permission_denied(request, exception=None):
@@ -89,16 +93,13 @@ def permission_denied(request, exception=None):
 
 def not_found(request, exception=None):
     if is_console(request):
-        return console_not_found(request)
+        return _console_not_found(request)
     return error_response(NotFound())
 
 
-def console_not_found(request):
-    """The console's own HTML 404 page, for a person who followed an old or mistyped link."""
-    from django.contrib import admin
-
-    context = {**admin.site.each_context(request), "title": "Page not found", "path": request.path}
-    return TemplateResponse(request, "admin/404.html", context, status=404).render()
+def _console_not_found(request):
+    """The console's own 404 page, for a person who followed an old or mistyped link."""
+    return _console_page(request, "admin/404.html", 404, title="Page not found", path=request.path)
 
 
 def server_error(request):
