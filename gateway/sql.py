@@ -248,14 +248,13 @@ def _plain_types(fields: tuple, alias: str) -> tuple:
     ops = connections[alias].ops
     plain = []
     for f in fields:
-        kind = _PLAIN_FIELD_TYPES.get(type(f))
-        internal = (f.target_field if type(f) is models.ForeignKey else f).get_internal_type()
-        wrap = None
+        kind, wrap = _PLAIN_FIELD_TYPES.get(type(f)), None
         if kind is int:
-            # psycopg 3 sends Int2/Int4/Int8 by the column's type; without the map, the generic path.
-            wrap = getattr(ops, "integerfield_type_map", {}).get(internal)
-            if wrap is None:
-                kind = None
+            # psycopg 3 sends Int2/Int4/Int8 by the column's type (a foreign key: its target's);
+            # a column type without one in the map (a non-integer key) takes the generic path.
+            column = f.target_field if type(f) is models.ForeignKey else f
+            wrap = getattr(ops, "integerfield_type_map", {}).get(column.get_internal_type())
+            kind = kind if wrap is not None else None
         plain.append(None if kind is None else (kind, wrap))
     return tuple(plain)
 
