@@ -10,6 +10,7 @@ Everything else keeps the ORM.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 from django.db import IntegrityError, connections, router, transaction
 from django.db import models
@@ -100,14 +101,8 @@ def update_where(model, where: dict, values: dict) -> int:
             value = value.pk  # a related instance: its key
         sets.append(f"{quote(field.column)} = %s")
         params.append(field.get_db_prep_save(value, connection))
-    conditions = []
-    for name, value in where.items():
-        field = meta.pk if name == "pk" else meta.get_field(name)
-        if value is None:
-            conditions.append(f"{quote(field.column)} IS NULL")
-        else:
-            conditions.append(f"{quote(field.column)} = %s")
-            params.append(field.get_db_prep_value(value, connection))
+    conditions, where_params = _conditions(meta, where, connection)
+    params.extend(where_params)
     with connection.cursor() as cursor:
         cursor.execute(f"UPDATE {quote(meta.db_table)} SET {', '.join(sets)} WHERE {' AND '.join(conditions)}", params)
         return cursor.rowcount
@@ -138,44 +133,139 @@ def insert_rows(model, objs) -> None:
     _mark_saved(objs, alias)
 
 
-def insert_with_children(parent, children, *, link: str) -> None:
+class Claim(NamedTuple):
+    """A row of `model` that an insert is made under: the insert happens only while the row
+    matches `where` (equality; None is IS NULL), and in the same statement the row gets
+    `values` and its ForeignKey `link` pointing at the inserted parent. An idempotency key's
+    lease is one: the payment is written only while the lease is still this request's."""
+    model: type
+    where: dict
+    values: dict
+    link: str
+
+
+def insert_with_children(parent, children, *, link: str, claim: Claim | None = None) -> bool:
     """Insert `parent` and then `children` (whose ForeignKey `link` points at it) as one
-    statement on PostgreSQL: `WITH p AS (INSERT ... RETURNING id) INSERT INTO child ...
-    VALUES ((SELECT id FROM p), ...)`. One round trip instead of two, and atomic by itself, so
-    a caller with nothing else to write needs no transaction (BEGIN and COMMIT are two more).
-    Primary keys are set on all of them. Other databases: insert_rows twice."""
+    statement on PostgreSQL: `WITH p AS (INSERT ... RETURNING id) INSERT INTO child ...`. One
+    round trip instead of two, and atomic by itself, so a caller with nothing else to write
+    needs no transaction (BEGIN and COMMIT are two more). Primary keys are set on all of them.
+
+    With a `claim`, the claimed row is updated in the same statement and the parent and
+    children are inserted only if it matched: False (nothing written) when it did not. Four
+    round trips (BEGIN, INSERT, UPDATE, COMMIT) become one. Returns True when inserted.
+    Other databases: the same writes in a transaction."""
     parent_model, child_model = type(parent), type(children[0])
     alias = router.db_for_write(parent_model)
     connection = connections[alias]
     if connection.vendor != "postgresql" or parent.pk is not None:
-        insert_rows(parent_model, [parent])
-        for child in children:
-            setattr(child, link, parent)
-        insert_rows(child_model, children)
-        return
+        return _insert_with_children_generic(parent, children, link, claim, alias)
     quote = connection.ops.quote_name
-    parent_sql, params, _ = _insert_statement(parent_model, [parent], connection)
     pk_column = quote(parent_model._meta.pk.column)
     fk = child_model._meta.get_field(link)
-    fields = [f for f in child_model._meta.concrete_fields if f is not child_model._meta.pk and f is not fk]
-    plain = _plain_types(tuple(fields), alias)
-    rows = []
-    for child in children:
-        rows.append("((SELECT " + pk_column + " FROM p), " + ", ".join(["%s"] * len(fields)) + ")")
-        params.extend(_insert_values(child, fields, plain, connection))
-    columns = ", ".join(quote(f.column) for f in [fk, *fields])
-    statement = (f"WITH p AS ({parent_sql} RETURNING {pk_column}) "
-                 f"INSERT INTO {quote(child_model._meta.db_table)} ({columns}) VALUES {', '.join(rows)} "
-                 f"RETURNING {quote(fk.column)}, {quote(child_model._meta.pk.column)}")
+    fields = tuple(f for f in child_model._meta.concrete_fields if f is not child_model._meta.pk and f is not fk)
+    child_columns = ", ".join(quote(f.column) for f in [fk, *fields])
+    returning = f"RETURNING {quote(fk.column)}, {quote(child_model._meta.pk.column)}"
+    if claim is None:
+        parent_sql, params, _ = _insert_statement(parent_model, [parent], connection)
+        plain = _plain_types(fields, alias)
+        rows = []
+        for child in children:
+            rows.append("((SELECT " + pk_column + " FROM p), " + ", ".join(["%s"] * len(fields)) + ")")
+            params.extend(_insert_values(child, fields, plain, connection))
+        statement = (f"WITH p AS ({parent_sql} RETURNING {pk_column}) "
+                     f"INSERT INTO {quote(child_model._meta.db_table)} ({child_columns}) VALUES {', '.join(rows)} "
+                     f"{returning}")
+    else:
+        # c: the claim, which draws the parent's key from its sequence when it matches;
+        # p: the parent with that key, one row or none; then a child row per p row.
+        claim_sql, params = _claim_update(claim, parent_model, connection)
+        parent_fields = tuple(f for f in parent_model._meta.concrete_fields if f is not parent_model._meta.pk)
+        params.extend(_insert_values(parent, parent_fields, _plain_types(parent_fields, alias), connection))
+        link_column = quote(claim.model._meta.get_field(claim.link).column)
+        plain = _plain_types(fields, alias)
+        selects = []
+        for child in children:
+            selects.append(f"SELECT p.{pk_column}, {_casts(fields, alias)} FROM p")
+            params.extend(_insert_values(child, fields, plain, connection))
+        statement = (f"WITH c AS ({claim_sql} RETURNING {link_column}), "
+                     f"p AS (INSERT INTO {quote(parent_model._meta.db_table)} "
+                     f"({pk_column}, {', '.join(quote(f.column) for f in parent_fields)}) "
+                     f"SELECT c.{link_column}, {_casts(parent_fields, alias)} FROM c RETURNING {pk_column}) "
+                     f"INSERT INTO {quote(child_model._meta.db_table)} ({child_columns}) {' UNION ALL '.join(selects)} "
+                     f"{returning}")
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
         returned = cursor.fetchall()
+    if not returned:
+        return False  # the claim matched nothing, so nothing was inserted
     parent.pk = returned[0][0]
     _mark_saved([parent], alias)
     for child, (_, pk) in zip(children, returned):
         setattr(child, link, parent)
         child.pk = pk
     _mark_saved(children, alias)
+    return True
+
+
+class _ClaimMissed(Exception):
+    pass
+
+
+def _insert_with_children_generic(parent, children, link: str, claim: Claim | None, alias: str) -> bool:
+    try:
+        with transaction.atomic(using=alias):
+            insert_rows(type(parent), [parent])
+            for child in children:
+                setattr(child, link, parent)
+            insert_rows(type(children[0]), children)
+            if claim is not None and not update_where(claim.model, claim.where, {**claim.values, claim.link: parent}):
+                raise _ClaimMissed()
+    except _ClaimMissed:
+        for obj in (parent, *children):  # rolled back: as they were before the insert
+            obj.pk = None
+            obj._state.adding = True
+        return False
+    return True
+
+
+def _claim_update(claim: Claim, parent_model, connection) -> tuple[str, list]:
+    """The claim's `UPDATE ... SET values, link = nextval(parent's key sequence) WHERE ...`
+    (without RETURNING) and its parameters."""
+    quote = connection.ops.quote_name
+    meta = claim.model._meta
+    sets, params = [], []
+    for name, value in claim.values.items():
+        field = meta.get_field(name)
+        sets.append(f"{quote(field.column)} = %s")
+        params.append(field.get_db_prep_save(value, connection))
+    pk = parent_model._meta.pk
+    sets.append(f"{quote(meta.get_field(claim.link).column)} = "
+                f"nextval(pg_get_serial_sequence('{quote(parent_model._meta.db_table)}', '{pk.column}'))")
+    conditions, where_params = _conditions(meta, claim.where, connection)
+    return (f"UPDATE {quote(meta.db_table)} SET {', '.join(sets)} WHERE {' AND '.join(conditions)}",
+            params + where_params)
+
+
+def _conditions(meta, where: dict, connection) -> tuple[list[str], list]:
+    """`column = %s` (or `column IS NULL` for None) for each of `where`, and the parameters."""
+    quote = connection.ops.quote_name
+    conditions, params = [], []
+    for name, value in where.items():
+        field = meta.pk if name == "pk" else meta.get_field(name)
+        if value is None:
+            conditions.append(f"{quote(field.column)} IS NULL")
+        else:
+            conditions.append(f"{quote(field.column)} = %s")
+            params.append(field.get_db_prep_value(value, connection))
+    return conditions, params
+
+
+@lru_cache(maxsize=256)
+def _casts(fields: tuple, alias: str) -> str:
+    """`%s::type, ...` for `fields`: in `INSERT ... SELECT` a parameter takes no type from its
+    column, so each is cast to its column's own."""
+    connection = connections[alias]
+    return ", ".join(f"%s::{f.db_type(connection)}" for f in fields)
 
 
 def insert_unless_taken(model, obj, *, flush_to_disk: bool = True) -> bool:

@@ -98,23 +98,35 @@ def request_fingerprint(body: dict) -> str:
 
 
 def idempotency_run(*, merchant: Merchant, key: str, fingerprint: str,
-                    record: Callable[[Any], tuple[int, dict, Payment | None]],
-                    prepare: Callable[[], Any] | None = None) -> Outcome:
+                    record: Callable[[Any], tuple[int, dict, Payment | None]] | None = None,
+                    prepare: Callable[[], Any] | None = None,
+                    insert: Callable[[Any, Callable[[int, dict], sql.Claim]], tuple[int, dict] | None] | None = None,
+                    ) -> Outcome:
     """Run a creation at most once per (merchant, key) and body, answering repeats with the
     stored response. `prepare()` runs first, with no transaction open and no lock held: the
-    acquirer call belongs there. `record(prepared)` then runs inside the transaction that
-    stores the response (so what it writes commits with it) and returns (HTTP status, response
-    body, payment or None). A GatewayError from either gives the key back and is raised here.
+    acquirer call belongs there. Then one of:
+
+    - `record(prepared)` runs inside the transaction that stores the response (so what it
+      writes commits with it) and returns (HTTP status, response body, payment or None);
+    - `insert(prepared, claim)`, for a creation that is one statement: it builds the response,
+      gets the key's record as `claim(status, body)` and writes with
+      `sql.insert_with_children(..., claim=...)`, so the payment and the stored response are
+      one statement and one round trip; it returns (status, body), or None when the claim
+      missed (nothing written).
+
+    A GatewayError from any of them gives the key back and is raised here.
 
     Raises IdempotencyMismatch when the key was used with another body, ServiceUnavailable
     when another request with the key is still running after IDEMPOTENCY_WAIT_SECONDS (or took
     the key over from this one). Must be called outside any transaction."""
+    if (record is None) == (insert is None):
+        raise TypeError("idempotency_run takes one of record and insert")
     lease = _acquire(merchant, key, fingerprint)
     if isinstance(lease, Outcome):
         return lease
     try:
         prepared = prepare() if prepare is not None else None
-        return _finish(lease, fingerprint, record, prepared)
+        return _finish(lease, fingerprint, prepared, record=record, insert=insert)
     except BaseException:
         # Nothing was written (a refusal, or a failure that rolled the creation back): give the
         # key back, so a retry is decided afresh. A no-op when the key is no longer ours.
@@ -216,30 +228,35 @@ def _release(lease: _Lease) -> None:
 
 
 class _LeaseLost(Exception):
-    """Raised inside _finish's transaction to undo what `record` wrote."""
+    """Raised in _finish when the lease was no longer this request's (inside `record`'s
+    transaction, to undo what it wrote)."""
 
 
-def _finish(lease: _Lease, fingerprint: str, record: Callable, prepared) -> Outcome:
-    """`record(prepared)` and the stored response, in one transaction, if this request still
-    holds the key when the response is stored; else nothing is written.
+def _finish(lease: _Lease, fingerprint: str, prepared, *, record: Callable | None, insert: Callable | None) -> Outcome:
+    """The creation and the stored response, written together if this request still holds the
+    key when the response is stored; else nothing is written.
 
-    The response is stored by an UPDATE that matches only while the lease is ours. It locks the
-    record, so it is decided against any request taking the key over (which locks it too): if
-    that one came first, nothing matches and the transaction, `record`'s writes with it, is
-    rolled back. One statement on the record instead of a locking read and a write."""
+    The response is stored by an UPDATE that matches only while the lease is ours (the
+    record's `expires_at` is still this lease's and it holds no response). It locks the record,
+    so it is decided against any request taking the key over (which locks it too): if that one
+    came first, nothing matches and nothing of this request is written (`record`'s writes are
+    rolled back; `insert`'s statement inserts nothing)."""
     try:
-        with transaction.atomic():
-            status, body, payment = record(prepared)
-            stored = sql.update_where(
-                IdempotencyRecord, {"pk": lease.pk, "expires_at": lease.until, "response_body": None},
-                {"response_status": status, "response_body": body, "payment": payment,
-                 "expires_at": timezone.now() + IDEMPOTENCY_TTL})
-            if not stored:
+        if insert is not None:
+            written = insert(prepared, lambda status, body: _response_claim(lease, status, body))
+            if written is None:
                 raise _LeaseLost()
+            status, body = written
+        else:
+            with transaction.atomic():
+                status, body, payment = record(prepared)
+                claim = _response_claim(lease, status, body)
+                if not sql.update_where(claim.model, claim.where, {**claim.values, claim.link: payment}):
+                    raise _LeaseLost()
     except (_LeaseLost, GatewayError) as exc:
-        # Rolled back: nothing of this request was written. If the lease ran out while the
-        # acquirer answered, the request that took the key over may have finished with the same
-        # body (its own payment may even be why `record` found merchantTxnId taken): answer
+        # Nothing of this request was written. If the lease ran out while the acquirer
+        # answered, the request that took the key over may have finished with the same body
+        # (its own payment may even be why the creation found merchantTxnId taken): answer
         # with its response.
         held = IdempotencyRecord.objects.filter(pk=lease.pk).first()
         if held is not None and held.response_body is not None and held.fingerprint == fingerprint:
@@ -249,6 +266,15 @@ def _finish(lease: _Lease, fingerprint: str, record: Callable, prepared) -> Outc
                                      "took over; retry later.") from None
         raise  # a refusal: idempotency_run gives the key back, so a retry is decided afresh
     return Outcome(status, body, replayed=False)
+
+
+def _response_claim(lease: _Lease, status: int, body: dict) -> sql.Claim:
+    """The key's record while this request's lease holds, and the response to store in it (kept
+    IDEMPOTENCY_TTL from now), with the created payment as its `payment`."""
+    return sql.Claim(IdempotencyRecord, where={"pk": lease.pk, "expires_at": lease.until, "response_body": None},
+                     values={"response_status": status, "response_body": body,
+                             "expires_at": timezone.now() + IDEMPOTENCY_TTL},
+                     link="payment")
 
 
 def idempotency_records_delete_expired(*, now=None, batch_size: int = 1000, max_batches: int = 1000) -> int:

@@ -17,9 +17,9 @@ The order a request is decided in, each step's error code in brackets:
   8. the acquirer registers the payment (PAYMENT_FAILED / SERVICE_UNAVAILABLE /
      PROCESSING_ERROR), with no transaction of ours open and no row locked (with a key, its
      record is in flight, committed, not locked);
-  9. one transaction: the payment in PROCESSING and its events (and, with a
-     key, the stored response); the unique constraint payment_unique_merchant_txn turns a
-     lost race into DUPLICATE_TRANSACTION.
+  9. one statement: the payment in PROCESSING and its events (and, with a key, the stored
+     response); the unique constraint payment_unique_merchant_txn turns a lost race into
+     DUPLICATE_TRANSACTION.
 
 A start the acquirer refuses writes nothing: merchantTxnId stays unused and the merchant may
 retry it (docs/s2s.md, Retrying after PAYMENT_FAILED).
@@ -82,16 +82,20 @@ def s2s_payment_submit(*, merchant: Merchant, data: dict, body: dict,
     response of an earlier request). Raises GatewayError."""
     data = s2s_request_check(merchant=merchant, data=data, body=body)
 
-    def record(registration: Registration) -> tuple[int, dict, Payment]:
-        payment = s2s_payment_record(registration)
-        return 200, s2s_response(payment), payment
+    def insert(registration: Registration, claim) -> tuple[int, dict] | None:
+        # The response is known before the insert (the ids are ours), so the payment, its
+        # events and the stored response go to the database as one statement.
+        body = s2s_response(registration.payment)
+        if not s2s_payment_record(registration, claim=claim(200, body)):
+            return None
+        return 200, body
 
     if idempotency_key is None:
         payment = s2s_payment_create(merchant=merchant, data=data)
         return IdempotentOutcome(200, s2s_response(payment), replayed=False)
     # The acquirer is called in `prepare`, with the key's record in flight but not locked.
     return idempotency_run(merchant=merchant, key=idempotency_key, fingerprint=request_fingerprint(body),
-                           prepare=lambda: s2s_payment_register(merchant=merchant, data=data), record=record)
+                           prepare=lambda: s2s_payment_register(merchant=merchant, data=data), insert=insert)
 
 
 class Registration(NamedTuple):
@@ -104,7 +108,9 @@ def s2s_payment_create(*, merchant: Merchant, data: dict) -> Payment:
     """Steps 7 to 9: register with the acquirer, then create the payment in PROCESSING with
     mode UPI. Raises DuplicateTransaction, PaymentFailed, ServiceUnavailable or ProcessingError;
     on any of them nothing is written."""
-    return s2s_payment_record(s2s_payment_register(merchant=merchant, data=data))
+    registration = s2s_payment_register(merchant=merchant, data=data)
+    s2s_payment_record(registration)
+    return registration.payment
 
 
 def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
@@ -134,27 +140,26 @@ def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
     return Registration(payment, _register(payment))
 
 
-def s2s_payment_record(registration: Registration) -> Payment:
-    """Step 9: save the registered payment in PROCESSING with its events, in this order, in one
-    statement (gateway/sql.py), which is atomic by itself; with an idempotency key it runs in
-    the caller's transaction, and a DuplicateTransaction raised here must roll that back, as
-    payments.services.idempotency does (no savepoint). Raises DuplicateTransaction when another
-    request took the merchantTxnId meanwhile."""
+def s2s_payment_record(registration: Registration, *, claim: sql.Claim | None = None) -> bool:
+    """Step 9: save the registered payment in PROCESSING with its events, in one statement
+    (gateway/sql.py), which is atomic by itself. With an idempotency key, `claim` is the key's
+    record and the response to store in it: the same statement stores it, and writes nothing
+    (returning False) if the key is no longer this request's. Returns True when written.
+    Raises DuplicateTransaction when another request took the merchantTxnId meanwhile."""
     payment, answer = registration
     try:
-        sql.insert_with_children(payment, [
+        return sql.insert_with_children(payment, [
             PaymentEvent(payment=payment, kind=PaymentEvent.Kind.STATUS, from_status="", to_status=payment.status,
                          detail={"flow": "S2S", "paymentMode": payment.s2s_mode, "traceId": current_trace_id(),
                                  "expiresAt": payment.expires_at.isoformat()}),
             PaymentEvent(payment=payment, kind=PaymentEvent.Kind.ACQUIRER,
                          detail={"step": "upi_register", **answer.raw}),
-        ], link="payment")
+        ], link="payment", claim=claim)
     except IntegrityError as exc:
         if _constraint(exc) == UNIQUE_MERCHANT_TXN:
             # Another request with this merchantTxnId committed between our check and insert.
             raise DuplicateTransaction() from None
         raise
-    return payment
 
 
 def _register(payment: Payment):

@@ -75,6 +75,57 @@ def test_insert_with_children_writes_both_in_one_statement_and_a_duplicate_write
     assert PaymentEvent.objects.count() == 2 and Payment.objects.count() == 1
 
 
+@pytest.mark.parametrize("one_statement", [True, False], ids=["postgresql", "other databases"])
+def test_insert_with_children_under_a_claim_writes_all_or_nothing(one_statement, monkeypatch):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    merchant = make_merchant().merchant
+    record = _record(merchant, "k-claim")
+    record.save()
+    if not one_statement:  # the path SQLite takes (a transaction), here on PostgreSQL
+        monkeypatch.setattr(connection, "vendor", "other")
+    lease = {"pk": record.pk, "expires_at": record.expires_at, "response_body": None}
+    stored_until = timezone.now() + timedelta(hours=24)
+
+    def attempt(txn_id: str, where: dict):
+        parent = Payment(merchant=merchant, flow=Payment.Flow.S2S, merchant_txn_id=txn_id, amount=900,
+                         status=Payment.Status.PROCESSING, metadata={"k": "v"}, expires_at=timezone.now())
+        children = [PaymentEvent(payment=parent, kind=PaymentEvent.Kind.STATUS, to_status="PROCESSING"),
+                    PaymentEvent(payment=parent, kind=PaymentEvent.Kind.ACQUIRER, detail={"n": 2})]
+        claim = sql.Claim(IdempotencyRecord, where=where, link="payment",
+                          values={"response_status": 200, "response_body": {"paymentId": parent.payment_id},
+                                  "expires_at": stored_until})
+        with CaptureQueriesContext(connection) as queries:
+            inserted = sql.insert_with_children(parent, children, link="payment", claim=claim)
+        return inserted, parent, children, queries
+
+    # Another lease's time: the claim misses and nothing is written.
+    missed, parent, children, _ = attempt("CLAIM-1", {**lease, "expires_at": record.expires_at + timedelta(1)})
+    assert missed is False and parent.pk is None and all(child.pk is None for child in children)
+    assert not Payment.objects.exists() and not PaymentEvent.objects.exists()
+    record.refresh_from_db()
+    assert (record.response_status, record.response_body, record.payment_id) == (None, None, None)
+
+    inserted, parent, children, queries = attempt("CLAIM-2", lease)
+    assert inserted is True
+    if one_statement:
+        assert len(queries) == 1
+    record.refresh_from_db()
+    assert (record.response_status, record.response_body, record.payment_id, record.expires_at) == (
+        200, {"paymentId": parent.payment_id}, parent.pk, stored_until)
+    loaded = Payment.objects.get(pk=parent.pk)
+    assert (loaded.merchant_txn_id, loaded.amount, loaded.metadata, loaded.payment_id) == (
+        "CLAIM-2", 900, {"k": "v"}, parent.payment_id)
+    stored = list(PaymentEvent.objects.filter(payment=loaded).order_by("pk"))
+    assert [(e.pk, e.kind, e.detail) for e in stored] == [(c.pk, c.kind, c.detail) for c in children]
+    assert all(child.payment is parent for child in children) and not parent._state.adding
+
+    # The response is stored now, so the same lease no longer matches: a second write misses.
+    again, parent, _, _ = attempt("CLAIM-3", lease)
+    assert again is False and Payment.objects.count() == 1 and PaymentEvent.objects.count() == 2
+
+
 def test_update_where_matches_null_and_equality_and_takes_related_instances():
     merchant = make_merchant().merchant
     record = _record(merchant, "k-3")
