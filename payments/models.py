@@ -48,14 +48,17 @@ class Payment(models.Model):
 
     FINAL_STATUSES = (Status.SUCCESS, Status.FAILED, Status.EXPIRED)
 
-    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="payments")
+    # Indexed by the (merchant, ...) indexes below, which also serve lookups by merchant alone.
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="payments", db_index=False)
     flow = models.CharField(max_length=10, choices=Flow.choices)
-    sabpaisa_txn_id = models.CharField("sabpaisaTxnId", max_length=24, unique=True, default=new_txn_id)
-    payment_id = models.CharField("paymentId", max_length=32, unique=True, default=new_payment_id)
+    # Unique by constraints (Meta), not unique=True, which would add a second, LIKE-only
+    # index to each: they are only ever looked up exactly.
+    sabpaisa_txn_id = models.CharField("sabpaisaTxnId", max_length=24, default=new_txn_id)
+    payment_id = models.CharField("paymentId", max_length=32, default=new_payment_id)
     merchant_txn_id = models.CharField("merchantTxnId", max_length=100)
     amount = models.BigIntegerField(help_text="paise")
     currency = models.CharField(max_length=3, default="INR")
-    status = models.CharField(max_length=12, choices=Status.choices, db_index=True)
+    status = models.CharField(max_length=12, choices=Status.choices)
     payment_mode = models.CharField(max_length=10, choices=Mode.choices, blank=True)
     s2s_mode = models.CharField(max_length=12, choices=S2SMode.choices, blank=True)
 
@@ -70,10 +73,10 @@ class Payment(models.Model):
 
     # Hosted checkout: the session secret is shown once and kept as a SHA-256 hash.
     client_secret_hash = models.CharField(max_length=64, blank=True)
-    expires_at = models.DateTimeField(db_index=True)
+    expires_at = models.DateTimeField()
 
     # What the acquirer told us. Card data is limited to what the card-data rules allow.
-    bank_rrn = models.CharField("bank reference (RRN)", max_length=40, blank=True, db_index=True)
+    bank_rrn = models.CharField("bank reference (RRN)", max_length=40, blank=True)
     paid_amount = models.BigIntegerField(null=True, blank=True, help_text="paise")
     failure_reason = models.CharField(max_length=200, blank=True)
     payer_vpa = models.CharField(max_length=100, blank=True)
@@ -88,7 +91,8 @@ class Payment(models.Model):
     # stale one, from asking the acquirer again (payments.services.hosted).
     acquirer_call_started_at = models.DateTimeField(null=True, blank=True)
     bank_code = models.CharField(max_length=20, blank=True, help_text="net banking bank or wallet code")
-    transfer_reference = models.CharField(max_length=40, blank=True, db_index=True,
+    # Looked up through payment_unique_transfer_reference (Meta), which holds every non-empty one.
+    transfer_reference = models.CharField(max_length=40, blank=True,
                                           help_text="NEFT/RTGS/challan reference the customer quotes")
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -99,6 +103,8 @@ class Payment(models.Model):
         constraints = [
             # One merchantTxnId per merchant across both flows: the database is the guarantee.
             models.UniqueConstraint(fields=["merchant", "merchant_txn_id"], name="payment_unique_merchant_txn"),
+            models.UniqueConstraint(fields=["sabpaisa_txn_id"], name="payment_unique_sabpaisa_txn_id"),
+            models.UniqueConstraint(fields=["payment_id"], name="payment_unique_payment_id"),
             models.CheckConstraint(condition=Q(amount__gt=0), name="payment_amount_positive"),
             models.CheckConstraint(condition=Q(paid_amount__isnull=True) | Q(paid_amount__gt=0),
                                    name="payment_paid_amount_positive"),
@@ -106,6 +112,9 @@ class Payment(models.Model):
             models.UniqueConstraint(fields=["transfer_reference"], condition=~Q(transfer_reference=""),
                                     name="payment_unique_transfer_reference"),
         ]
+        # Every index is paid for on every payment written (S2S and hosted creation insert one
+        # each), so each is here for a query that needs it, and none repeats another's leading
+        # columns: status and merchant lookups use the composite indexes, expiry the partial one.
         indexes = [
             models.Index(fields=["merchant", "-created_at"], name="payment_merchant_created"),
             # The expiry sweep scans only open payments.
@@ -114,6 +123,7 @@ class Payment(models.Model):
             # The support console (docs/console.md): every identifier staff search by is an exact
             # lookup on an index, and every list filter walks an index in the list's order.
             models.Index(fields=["merchant_txn_id"], name="payment_merchant_txn_id"),
+            models.Index(fields=["bank_rrn"], name="payment_bank_rrn"),
             models.Index(email_key_expression(), name="payment_email_key"),
             models.Index(phone_key_expression(), name="payment_phone_key"),
             models.Index(fields=["status", "-created_at"], name="payment_status_created"),
@@ -147,7 +157,8 @@ class PaymentEvent(models.Model):
         REDIRECT = "redirect"
         NOTE = "note"
 
-    payment = models.ForeignKey(Payment, on_delete=models.CASCADE, related_name="events")
+    # Indexed by paymentevent_payment_time, whose first column it is.
+    payment = models.ForeignKey(Payment, on_delete=models.CASCADE, related_name="events", db_index=False)
     kind = models.CharField(max_length=10, choices=Kind.choices)
     from_status = models.CharField(max_length=12, blank=True)
     to_status = models.CharField(max_length=12, blank=True)
@@ -172,7 +183,9 @@ class IdempotencyRecord(models.Model):
     least IDEMPOTENCY_TTL, then deleted by the beat.
     """
 
-    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="idempotency_records")
+    # Indexed by idempotency_unique_merchant_key, whose first column it is.
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="idempotency_records",
+                                 db_index=False)
     key = models.CharField(max_length=255)
     # SHA-256 of the request body less timestamp and checksum (payments.services.idempotency).
     fingerprint = models.CharField(max_length=64)
