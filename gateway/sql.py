@@ -252,6 +252,8 @@ def _conditions(meta, where: dict, connection) -> tuple[list[str], list]:
     conditions, params = [], []
     for name, value in where.items():
         field = meta.pk if name == "pk" else meta.get_field(name)
+        if field.is_relation and hasattr(value, "_meta"):
+            value = value.pk  # a related instance: its key
         if value is None:
             conditions.append(f"{quote(field.column)} IS NULL")
         else:
@@ -268,6 +270,29 @@ def _casts(fields: tuple, alias: str) -> str:
     return ", ".join(f"%s::{f.db_type(connection)}" for f in fields)
 
 
+class Exists(NamedTuple):
+    """A question for the database: is there a row of `model` matching `where` (equality;
+    None is IS NULL; a related instance stands for its key)?"""
+    model: type
+    where: dict
+
+
+def exists(question: Exists) -> bool:
+    """The answer to `question`, as one `SELECT EXISTS (...)`."""
+    alias = router.db_for_read(question.model)
+    connection = connections[alias]
+    text, params = _exists_text(question, connection)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {text}", params)
+        return bool(cursor.fetchone()[0])
+
+
+def _exists_text(question: Exists, connection) -> tuple[str, list]:
+    conditions, params = _conditions(question.model._meta, question.where, connection)
+    table = connection.ops.quote_name(question.model._meta.db_table)
+    return f"EXISTS (SELECT 1 FROM {table} WHERE {' AND '.join(conditions)})", params
+
+
 def insert_unless_taken(model, obj, *, flush_to_disk: bool = True) -> bool:
     """Insert `obj` unless a row already holds one of its unique values: True (and `obj.pk`
     set) when it was inserted, False when it was not. One `INSERT ... ON CONFLICT DO NOTHING`
@@ -281,6 +306,14 @@ def insert_unless_taken(model, obj, *, flush_to_disk: bool = True) -> bool:
     of any session makes it durable too (the WAL is written in order). For rows whose loss in
     a crash costs nothing, such as an idempotency key's in-flight lease. Inside a transaction
     the flag is ignored: it would make the whole transaction's commit asynchronous."""
+    return insert_unless_taken_asking(model, obj, None, flush_to_disk=flush_to_disk)[0]
+
+
+def insert_unless_taken_asking(model, obj, question: Exists | None, *,
+                               flush_to_disk: bool = True) -> tuple[bool, bool | None]:
+    """insert_unless_taken, and `exists(question)` asked in the same statement (on PostgreSQL,
+    in its RETURNING list, so a request that needs both makes one round trip): (inserted,
+    answer). The answer is None when nothing was inserted or no question was asked."""
     alias = router.db_for_write(model)
     connection = connections[alias]
     if connection.vendor != "postgresql":
@@ -288,10 +321,14 @@ def insert_unless_taken(model, obj, *, flush_to_disk: bool = True) -> bool:
             with transaction.atomic(using=alias):
                 obj.save(force_insert=True, using=alias)
         except IntegrityError:
-            return False
-        return True
+            return False, None
+        return True, None if question is None else exists(question)
     statement, params, generated = _insert_statement(model, [obj], connection)
     returning = connection.ops.quote_name((generated or model._meta.pk).column)
+    if question is not None:
+        text, question_params = _exists_text(question, connection)
+        returning += ", " + text
+        params.extend(question_params)
     if not flush_to_disk and not connection.in_atomic_block:
         # Set for this statement's own transaction as the row is returned, before its commit:
         # one round trip, where BEGIN, SET LOCAL, INSERT and COMMIT would be four. (No row, no
@@ -301,10 +338,10 @@ def insert_unless_taken(model, obj, *, flush_to_disk: bool = True) -> bool:
         cursor.execute(f"{statement} ON CONFLICT DO NOTHING RETURNING {returning}", params)
         row = cursor.fetchone()
     if row is None:
-        return False
+        return False, None
     obj.pk = row[0]
     _mark_saved([obj], alias)
-    return True
+    return True, None if question is None else bool(row[1])
 
 
 def _insert_statement(model, objs, connection):

@@ -22,18 +22,16 @@ def payment_get_for_merchant(*, merchant: Merchant, merchant_txn_id: str) -> Pay
     return payment
 
 
-@lru_cache(maxsize=None)
-def _txn_id_taken_sql() -> str:
-    return (f"SELECT 1 FROM {connection.ops.quote_name(Payment._meta.db_table)} "
-            "WHERE merchant_id = %s AND merchant_txn_id = %s")
+def payment_txn_id_question(*, merchant: Merchant, merchant_txn_id: str) -> sql.Exists:
+    """The question whether the merchant has a payment (either flow) with that merchantTxnId,
+    for gateway.sql to ask. S2S creation asks it on every request; with an idempotency key,
+    in the statement that takes the key."""
+    return sql.Exists(Payment, {"merchant": merchant, "merchant_txn_id": merchant_txn_id})
 
 
 def payment_txn_id_taken(*, merchant: Merchant, merchant_txn_id: str) -> bool:
-    """Whether the merchant has a payment (either flow) with that merchantTxnId. Hand-written
-    (gateway/sql.py): S2S creation asks on every request."""
-    with connection.cursor() as cursor:
-        cursor.execute(_txn_id_taken_sql(), [merchant.pk, merchant_txn_id])
-        return cursor.fetchone() is not None
+    """Whether the merchant has a payment (either flow) with that merchantTxnId."""
+    return sql.exists(payment_txn_id_question(merchant=merchant, merchant_txn_id=merchant_txn_id))
 
 
 @dataclass(frozen=True)

@@ -70,9 +70,11 @@ class Outcome:
 @dataclass(frozen=True)
 class _Lease:
     """This request holds the key: the record `pk` while its `expires_at` is still `until`
-    (a request that takes the key over writes another time)."""
+    (a request that takes the key over writes another time). `refused`: the answer to
+    idempotency_run's `refuse_if` when it was asked as the key was taken, else None."""
     pk: int
     until: datetime
+    refused: bool | None = None
 
 
 _BUSY = object()  # another request holds the key: wait and look again
@@ -101,10 +103,13 @@ def idempotency_run(*, merchant: Merchant, key: str, fingerprint: str,
                     record: Callable[[Any], tuple[int, dict, Payment | None]] | None = None,
                     prepare: Callable[[], Any] | None = None,
                     insert: Callable[[Any, Callable[[int, dict], sql.Claim]], tuple[int, dict] | None] | None = None,
+                    refuse_if: sql.Exists | None = None, refusal: Callable[[], GatewayError] | None = None,
                     ) -> Outcome:
     """Run a creation at most once per (merchant, key) and body, answering repeats with the
-    stored response. `prepare()` runs first, with no transaction open and no lock held: the
-    acquirer call belongs there. Then one of:
+    stored response. With `refuse_if`, a request that takes the key while such a row exists
+    is refused with `refusal()` (and gives the key back) before anything else runs; the
+    question rides on the statement that takes the key. `prepare()` runs next, with no
+    transaction open and no lock held: the acquirer call belongs there. Then one of:
 
     - `record(prepared)` runs inside the transaction that stores the response (so what it
       writes commits with it) and returns (HTTP status, response body, payment or None);
@@ -121,10 +126,12 @@ def idempotency_run(*, merchant: Merchant, key: str, fingerprint: str,
     the key over from this one). Must be called outside any transaction."""
     if (record is None) == (insert is None):
         raise TypeError("idempotency_run takes one of record and insert")
-    lease = _acquire(merchant, key, fingerprint)
+    lease = _acquire(merchant, key, fingerprint, refuse_if)
     if isinstance(lease, Outcome):
         return lease
     try:
+        if refuse_if is not None and (lease.refused if lease.refused is not None else sql.exists(refuse_if)):
+            raise refusal()
         prepared = prepare() if prepare is not None else None
         return _finish(lease, fingerprint, prepared, record=record, insert=insert)
     except BaseException:
@@ -134,14 +141,14 @@ def idempotency_run(*, merchant: Merchant, key: str, fingerprint: str,
         raise
 
 
-def _acquire(merchant: Merchant, key: str, fingerprint: str) -> _Lease | Outcome:
+def _acquire(merchant: Merchant, key: str, fingerprint: str, question: sql.Exists | None) -> _Lease | Outcome:
     """Take the key, or answer with its stored response; while another request holds it,
     wait (short sleeps, growing to 0.2 s) for its response or for its lease to run out."""
     deadline = time.monotonic() + IDEMPOTENCY_WAIT_SECONDS
     pause = 0.01
     first = True
     while True:
-        claim = _claim(merchant, key, fingerprint, insert_first=first)
+        claim = _claim(merchant, key, fingerprint, question, insert_first=first)
         if claim is not _BUSY:
             return claim
         if time.monotonic() >= deadline:
@@ -152,17 +159,18 @@ def _acquire(merchant: Merchant, key: str, fingerprint: str) -> _Lease | Outcome
         pause = min(pause * 2, 0.2)
 
 
-def _claim(merchant: Merchant, key: str, fingerprint: str, *, insert_first: bool = True):
+def _claim(merchant: Merchant, key: str, fingerprint: str, question: sql.Exists | None, *,
+           insert_first: bool = True):
     """One look at the key: a _Lease when this request now holds it, the stored Outcome, or
     _BUSY. Raises IdempotencyMismatch. Waiting requests look with plain reads: they take no
     lock and open no transaction unless the key looks free."""
     if insert_first:
-        lease = _insert(merchant, key, fingerprint)
+        lease = _insert(merchant, key, fingerprint, question)
         if lease is not None:
             return lease
     existing = IdempotencyRecord.objects.filter(merchant=merchant, key=key).first()
     if existing is None:  # given back a moment ago (or never there): take it
-        return _insert(merchant, key, fingerprint) or _BUSY
+        return _insert(merchant, key, fingerprint, question) or _BUSY
     verdict = _judge(existing, fingerprint)
     if verdict is not _FREE:
         return verdict
@@ -182,17 +190,19 @@ def _claim(merchant: Merchant, key: str, fingerprint: str, *, insert_first: bool
         return _Lease(existing.pk, existing.expires_at)
 
 
-def _insert(merchant: Merchant, key: str, fingerprint: str) -> _Lease | None:
+def _insert(merchant: Merchant, key: str, fingerprint: str, question: sql.Exists | None) -> _Lease | None:
     """Take a key nobody has: its record, in flight, committed at once, so that from now on
-    every request with the key finds it. None when the key already has a record."""
+    every request with the key finds it (and `question` answered by the same statement).
+    None when the key already has a record."""
     lease_until = timezone.now() + IDEMPOTENCY_LEASE
     record = IdempotencyRecord(merchant=merchant, key=key, fingerprint=fingerprint, expires_at=lease_until)
     # Committed without waiting for the disk: a lease lost in a database crash is a lease that
     # ran out early, and the acquirer is called again by the retry either way. The payment and
     # the stored response commit durably, which flushes this row with them.
-    if not sql.insert_unless_taken(IdempotencyRecord, record, flush_to_disk=False):  # unique (merchant, key)
+    inserted, answer = sql.insert_unless_taken_asking(IdempotencyRecord, record, question, flush_to_disk=False)
+    if not inserted:  # unique (merchant, key)
         return None
-    return _Lease(record.pk, lease_until)
+    return _Lease(record.pk, lease_until, answer)
 
 
 _FREE = object()

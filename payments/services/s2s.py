@@ -49,7 +49,7 @@ from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
 from payments.payloads import UDF_KEYS
-from payments.selectors import payment_txn_id_taken
+from payments.selectors import payment_txn_id_question, payment_txn_id_taken
 from payments.services.idempotency import Outcome as IdempotentOutcome
 from payments.services.idempotency import idempotency_run, request_fingerprint
 from payments.services.upi import upi_link
@@ -93,8 +93,11 @@ def s2s_payment_submit(*, merchant: Merchant, data: dict, body: dict,
     if idempotency_key is None:
         payment = s2s_payment_create(merchant=merchant, data=data)
         return IdempotentOutcome(200, s2s_response(payment), replayed=False)
-    # The acquirer is called in `prepare`, with the key's record in flight but not locked.
+    # Step 7 is asked as the key is taken; the acquirer is called in `prepare`, with the key's
+    # record in flight but not locked.
     return idempotency_run(merchant=merchant, key=idempotency_key, fingerprint=request_fingerprint(body),
+                           refuse_if=payment_txn_id_question(merchant=merchant, merchant_txn_id=data["merchantTxnId"]),
+                           refusal=DuplicateTransaction,
                            prepare=lambda: s2s_payment_register(merchant=merchant, data=data), insert=insert)
 
 
@@ -105,20 +108,21 @@ class Registration(NamedTuple):
 
 
 def s2s_payment_create(*, merchant: Merchant, data: dict) -> Payment:
-    """Steps 7 to 9: register with the acquirer, then create the payment in PROCESSING with
-    mode UPI. Raises DuplicateTransaction, PaymentFailed, ServiceUnavailable or ProcessingError;
-    on any of them nothing is written."""
+    """Steps 7 to 9 without an idempotency key: merchantTxnId unused, register with the
+    acquirer, then create the payment in PROCESSING with mode UPI. Raises
+    DuplicateTransaction, PaymentFailed, ServiceUnavailable or ProcessingError; on any of them
+    nothing is written."""
+    if payment_txn_id_taken(merchant=merchant, merchant_txn_id=data["merchantTxnId"]):
+        raise DuplicateTransaction()  # the common case, answered without troubling the acquirer
     registration = s2s_payment_register(merchant=merchant, data=data)
     s2s_payment_record(registration)
     return registration.payment
 
 
 def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
-    """Steps 7 and 8, writing nothing: merchantTxnId unused, then the acquirer's acceptance.
-    Call it with no transaction open. Raises DuplicateTransaction, PaymentFailed,
-    ServiceUnavailable or ProcessingError."""
-    if payment_txn_id_taken(merchant=merchant, merchant_txn_id=data["merchantTxnId"]):
-        raise DuplicateTransaction()  # the common case, answered without troubling the acquirer
+    """Step 8, writing nothing: the acquirer's acceptance (the caller has found merchantTxnId
+    unused). Call it with no transaction open. Raises PaymentFailed, ServiceUnavailable or
+    ProcessingError."""
     now = timezone.now()
     payment = Payment(
         merchant=merchant,

@@ -33,6 +33,23 @@ def test_insert_unless_taken_inserts_once_and_leaves_the_transaction_usable():
     assert IdempotencyRecord.objects.count() == 2
 
 
+def test_insert_unless_taken_asking_answers_the_question_in_the_same_statement():
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    merchant = make_merchant().merchant
+    taken = sql.Exists(IdempotencyRecord, {"merchant": merchant, "key": "k-1"})
+    with CaptureQueriesContext(connection) as queries:
+        # Asked as the row goes in: the statement sees the table as it was before its own insert.
+        assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "k-1"), taken) == (True, False)
+    assert len(queries) == 1 and sql.exists(taken) is True
+    assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "k-2"), taken) == (True, True)
+    # Nothing inserted: no row comes back to carry an answer.
+    assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "k-2"), taken) == (False, None)
+    assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "k-3"), None) == (True, None)
+    assert sql.exists(sql.Exists(IdempotencyRecord, {"merchant": merchant, "key": "k-4"})) is False
+
+
 def test_insert_rows_sets_the_generated_keys_and_the_orm_reads_back_the_same_values():
     merchant = make_merchant().merchant
     payment = Payment(merchant=merchant, flow=Payment.Flow.S2S, merchant_txn_id="SQL-1", amount=12345,

@@ -18,7 +18,7 @@ from django.utils import timezone
 from payments.acquirer.sandbox import SandboxAcquirer
 from payments.models import IdempotencyRecord, Payment
 from payments.services import idempotency
-from tests.payments.s2s.conftest import URL, signed_body
+from tests.payments.s2s.conftest import URL, assert_error, signed_body
 from tests.support.factories import make_merchant
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -86,6 +86,27 @@ def test_a_request_that_died_in_flight_is_taken_over_once_its_lease_has_run_out(
                         **tm.headers)
     assert response.status_code == 200
     assert IdempotencyRecord.objects.get().payment == Payment.objects.get()
+
+
+def test_a_taken_merchant_txn_id_is_refused_before_the_acquirer_however_the_key_was_taken(api, monkeypatch):
+    """merchantTxnId is asked in the statement that takes a new key, and by a query of its own
+    when a lapsed key is taken over: either way DUPLICATE_TRANSACTION, no acquirer call, and
+    the key given back."""
+    tm = make_merchant(name="Taken Tea")
+    first = signed_body(tm)
+    post = lambda body, key: api.post(URL, json.dumps(body), content_type="application/json",  # noqa: E731
+                                      HTTP_X_IDEMPOTENCY_KEY=key, **tm.headers)
+    assert post(first, "first").status_code == 200
+    calls = []
+    original = SandboxAcquirer.upi_register
+    monkeypatch.setattr(SandboxAcquirer, "upi_register", lambda self, **kw: calls.append(1) or original(self, **kw))
+    again = signed_body(tm, merchantTxnId=first["merchantTxnId"], amount=first["amount"] + 100)
+    IdempotencyRecord.objects.create(merchant=tm.merchant, key="lapsed", fingerprint=idempotency.request_fingerprint(again),
+                                     expires_at=timezone.now() - timedelta(seconds=1))
+    for key in ("new", "lapsed"):
+        assert_error(post(again, key), "DUPLICATE_TRANSACTION")
+    assert calls == [] and Payment.objects.count() == 1
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["first"]
 
 
 def test_a_request_whose_lease_was_taken_over_answers_with_the_response_that_was_stored(api, monkeypatch):
