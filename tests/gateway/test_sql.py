@@ -178,9 +178,12 @@ def test_insert_values_are_the_orms_values_of_the_same_types():
         stamped = [getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False) for f in fields]
         assert [(type(v), getattr(v, "obj", v)) for v, s in zip(fast, stamped) if not s] == \
                [(type(v), getattr(v, "obj", v)) for v, s in zip(orm, stamped) if not s]
-    # And the fast path is taken: most of a payment's columns are plain strings and integers.
+    # And the fast path is taken: most of a payment's columns are plain strings and integers,
+    # and its own timestamps (auto_now ones are set by pre_save, so they take the ORM's path).
     payment_fields = tuple(f for f in Payment._meta.concrete_fields if f is not Payment._meta.pk)
-    assert sum(fast is not None for fast in sql._plain_types(payment_fields, connection.alias)) >= 15
+    plain = dict(zip([f.name for f in payment_fields], sql._plain_types(payment_fields, connection.alias)))
+    assert sum(fast is not None for fast in plain.values()) >= 15
+    assert plain["expires_at"] is not None and plain["created_at"] is None and plain["updated_at"] is None
 
 
 @pytest.mark.django_db(transaction=True)
@@ -205,3 +208,15 @@ def test_an_insert_that_need_not_reach_the_disk_commits_asynchronously_by_itself
             cursor.execute("SHOW synchronous_commit")
             assert cursor.fetchone()[0] == "on"
     assert not any("set_config" in q["sql"] for q in captured.captured_queries)
+
+
+def test_a_naive_datetime_takes_the_orms_path_and_is_made_aware():
+    from datetime import datetime
+
+    from django.db import connection
+
+    field = Payment._meta.get_field("expires_at")
+    payment = Payment(merchant_id=1, expires_at=datetime(2026, 1, 1, 12, 0))
+    with pytest.warns(RuntimeWarning, match="naive datetime"):
+        value, = sql._insert_values(payment, (field,), sql._plain_types((field,), connection.alias), connection)
+    assert value == timezone.make_aware(datetime(2026, 1, 1, 12, 0))
