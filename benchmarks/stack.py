@@ -6,7 +6,8 @@ machine's shared PostgreSQL (5432) or Redis (6379), which other people's tests u
 - PostgreSQL 15: a fresh cluster (initdb, run as the `postgres` OS user because PostgreSQL
   refuses root), default settings (fsync and synchronous_commit on), port 5441;
 - Redis: a child `redis-server` without persistence, port 6391;
-- web: gunicorn with sync workers (`gunicorn gateway.wsgi:application`), port 8391;
+- web: gunicorn with sync workers (`gunicorn gateway.wsgi:application`, started in the code's
+  folder so that it reads gunicorn.conf.py, as production does), port 8391;
 - worker: `celery -A gateway worker`; scheduler: `celery -A gateway beat`.
 
 Every process is started here, in a session of its own, and stopped here by its own pid;
@@ -218,7 +219,7 @@ class Stack:
     def web_start(self) -> None:
         self._spawn("web", [PYTHON, "-m", "gunicorn", "gateway.wsgi:application",
                             "--bind", f"127.0.0.1:{self.web_port}", "--workers", str(self.web_workers),
-                            "--worker-class", "sync", "--backlog", "2048", "--timeout", "60"])
+                            "--backlog", "2048", "--timeout", "60"])
         wait_until(lambda: self._healthy(), 60, "gunicorn (/healthz)", interval=0.3)
 
     def _healthy(self) -> bool:
