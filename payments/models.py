@@ -129,6 +129,10 @@ class Payment(models.Model):
             models.Index(fields=["status", "-created_at"], name="payment_status_created"),
             models.Index(fields=["payment_mode", "-created_at"], name="payment_mode_created"),
             models.Index(fields=["merchant", "status", "-created_at"], name="payment_merchant_status"),
+            # UPI pay requests whose answer may have been cut off (payments.services.upi,
+            # upi_unanswered_reconcile): the few open UPI payments a payer has claimed.
+            models.Index(fields=["id"], name="payment_upi_claimed",
+                         condition=Q(status="PROCESSING", payment_mode="UPI") & ~Q(payer_vpa="")),
             # The settlement export: one merchant's successful payments completed on one day.
             models.Index(fields=["merchant", "completed_at"], name="payment_settlement",
                          condition=Q(status="SUCCESS")),

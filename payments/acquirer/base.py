@@ -48,6 +48,12 @@ class Acquirer(Protocol):
     def upi_register(self, *, payment: Payment) -> AcquirerAnswer:
         """S2S: register a UPI QR / intent payment so the acquirer accepts it. PENDING or raises."""
 
+    def upi_status(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+        """Where the UPI pay request from `payer_vpa` for `payment` stands (the acquirer's
+        transaction status query), asked when upi_pay's own answer never reached us: PENDING,
+        APPROVED (`reference`: the RRN) or DECLINED. Raises AcquirerRefused when the acquirer
+        has no such request (it never arrived), AcquirerUnavailable to be asked again later."""
+
     def upi_collect(self, *, payment: Payment, vpa: str) -> AcquirerAnswer:
         """Hosted: send a collect request to `vpa`. PENDING (answer later) or DECLINED."""
 

@@ -69,6 +69,14 @@ class SandboxAcquirer:
     def upi_collect(self, *, payment: Payment, vpa: str) -> AcquirerAnswer:
         return self.upi_pay(payment=payment, payer_vpa=vpa)
 
+    def upi_status(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+        # The sandbox keeps no record of requests: one from a test VPA stands where upi_pay
+        # left it (success@sandbox awaiting approval, failure@sandbox declined); any other VPA
+        # was never a request it took.
+        if payer_vpa.strip().lower() not in UPI_TEST_VPAS:
+            raise AcquirerRefused(f"no UPI request from {payer_vpa} for {payment.sabpaisa_txn_id}")
+        return self.upi_pay(payment=payment, payer_vpa=payer_vpa)
+
     def upi_pay(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
         vpa = payer_vpa.strip().lower()
         if vpa == UPI_FAILURE_VPA:

@@ -37,6 +37,7 @@ from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import acquirer_answer_record, acquirer_approval_refused
 from payments.services.transitions import (
     payment_expire,
+    payment_note,
     payment_mark_failed,
     payment_mark_processing,
     payment_mark_succeeded,
@@ -217,18 +218,24 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
     try:
         answer = acquirer.upi_pay(payment=payment, payer_vpa=vpa)
     except ValueError as exc:
-        # The claim stays: the payment remains PROCESSING until it expires.
+        # The claim stays: the payment remains PROCESSING until it expires (or the status query
+        # of upi_unanswered_reconcile finds the acquirer never took it).
         raise ValidationError(str(exc), field="payerVpa") from None
     except AcquirerError as exc:
         # The acquirer took nothing: give the claim back so the customer can try again.
-        Payment.objects.filter(pk=payment.pk, status=S.PROCESSING, payer_vpa=vpa).update(payer_vpa="",
-                                                                                        updated_at=Now())
+        _release_claim(payment, vpa)
         logger.warning("acquirer could not take UPI payment %s: %s", payment.sabpaisa_txn_id, exc)
         if isinstance(exc, AcquirerRefused):
             raise PaymentFailed() from None
         raise (ServiceUnavailable if isinstance(exc, AcquirerUnavailable) else ProcessingError)() from None
-    acquirer_answer_record(payment_id=payment.pk, step="upi_pay", answer=answer)
+    return _follow_answer(payment, vpa, answer, step="upi_pay")
 
+
+def _follow_answer(payment: Payment, vpa: str, answer, *, step: str) -> Payment:
+    """Record the acquirer's answer about `vpa`'s pay request and act on it: a decline makes
+    the payment FAILED, an approval SUCCESS; the sandbox's pending answers get their
+    follow-up. Returns the payment as it then stands."""
+    acquirer_answer_record(payment_id=payment.pk, step=step, answer=answer)
     if answer.outcome == Outcome.DECLINED:
         try:
             return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the payer",
@@ -237,11 +244,83 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
             payment.refresh_from_db()
             return payment
     if answer.outcome == Outcome.APPROVED:
-        return _approve(payment.pk, answer.reference, step="upi_pay") or Payment.objects.get(pk=payment.pk)
-    if acquirer.name == "sandbox":
+        return _approve(payment.pk, answer.reference, step=step) or Payment.objects.get(pk=payment.pk)
+    if get_acquirer().name == "sandbox":
         _sandbox_follow_up(payment, vpa)
     payment.refresh_from_db()
     return payment
+
+
+def _release_claim(payment: Payment, vpa: str) -> bool:
+    """Give `vpa`'s claim on the payment back (the acquirer took no request), so another UPI
+    app, or the same one again, can pay it. Only while it is open and still that payer's."""
+    return bool(Payment.objects.filter(pk=payment.pk, status=S.PROCESSING, payer_vpa=vpa)
+                .update(payer_vpa="", updated_at=Now()))
+
+
+# How long after a payer's claim a pay request without a recorded answer counts as cut off
+# (the process or the database went down mid-call): longer than any acquirer call may take.
+UPI_STATUS_QUERY_AFTER = timedelta(seconds=60)
+ANSWER_STEPS = ("upi_pay", "upi_status")
+NO_SUCH_REQUEST = "no such request"
+
+
+def upi_cut_off_requests(now):
+    """The payments whose claimed pay request has no recorded answer, UPI_STATUS_QUERY_AFTER
+    after the claim (or the last status query), oldest first. Read through the partial index
+    payment_upi_claimed: only claimed, open UPI payments."""
+    from django.db.models import Exists, OuterRef
+
+    # An answer to this claim; a released claim's note is not one (the payer may claim again).
+    answered = (PaymentEvent.objects.filter(payment=OuterRef("pk"), kind=PaymentEvent.Kind.ACQUIRER,
+                                            detail__step__in=ANSWER_STEPS)
+                .exclude(detail__outcome=NO_SUCH_REQUEST))
+    return (Payment.objects
+            .filter(status=S.PROCESSING, payment_mode=Payment.Mode.UPI, updated_at__lte=now - UPI_STATUS_QUERY_AFTER)
+            .exclude(payer_vpa="").exclude(Exists(answered)).order_by("pk"))
+
+
+def upi_unanswered_reconcile(*, now=None, limit: int = 100) -> int:
+    """Ask the acquirer where each cut-off UPI pay request stands, and act on its answer.
+
+    A pay request is cut off when the payer's claim committed (payer_vpa set, the payment
+    PROCESSING in mode UPI) but no answer of the acquirer was recorded, UPI_STATUS_QUERY_AFTER
+    since: the web process, or the database, went down between the call and the record.
+    upi_pay never asks twice, so without this the payment waits for its expiry while the
+    customer's retries are refused. The acquirer's status answer is recorded (step
+    upi_status) and followed as upi_pay's would be; a request it never got gives the claim
+    back, so the customer can pay again. One sweep asks about a payment once a period: each
+    is taken by a conditional update first. Returns how many were asked."""
+    now = now or timezone.now()
+    due = list(upi_cut_off_requests(now).values_list("pk", "payer_vpa", "updated_at")[:limit])
+    asked = 0
+    for payment_id, vpa, updated_at in due:
+        # Taken for this period (a concurrent sweep finds updated_at moved and passes it by).
+        if not Payment.objects.filter(pk=payment_id, status=S.PROCESSING, payer_vpa=vpa,
+                                      updated_at=updated_at).update(updated_at=Now()):
+            continue
+        asked += 1
+        payment = Payment.objects.select_related("merchant").get(pk=payment_id)
+        try:
+            answer = get_acquirer().upi_status(payment=payment, payer_vpa=vpa)
+        except AcquirerRefused as exc:
+            _release_claim(payment, vpa)
+            payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
+                         detail={"step": "upi_status", "outcome": NO_SUCH_REQUEST, "message": str(exc),
+                                 "payerVpa": vpa, "result": "claim released"})
+            logger.warning("UPI payment %s: the acquirer has no request from %s; the payer may pay again",
+                           payment.sabpaisa_txn_id, vpa)
+            continue
+        except AcquirerError as exc:  # unavailable: asked again a period later
+            logger.warning("UPI payment %s: status query failed: %s", payment.sabpaisa_txn_id, exc)
+            continue
+        except Exception:  # noqa: BLE001 - one bad row must not stop the others, nor the expiry after
+            logger.exception("UPI payment %s: status query failed", payment.sabpaisa_txn_id)
+            continue
+        logger.info("UPI payment %s: status of the cut-off request from %s: %s", payment.sabpaisa_txn_id, vpa,
+                    answer.outcome.value)
+        _follow_answer(payment, vpa, answer, step="upi_status")
+    return asked
 
 
 def _sandbox_follow_up(payment: Payment, vpa: str) -> None:
