@@ -10,10 +10,12 @@
 - No transaction is open and no row is locked while the acquirer is called (STYLE.md). A
   request takes the key by committing its record "in flight": no response yet, and
   `expires_at` a short lease (IDEMPOTENCY_LEASE_SECONDS) instead of the 24 hours (committed
-  without waiting for the disk: see _insert). It then calls
-  the acquirer (`prepare`) with nothing held, and finally, in one transaction, creates the
-  payment (`record`) and stores the response with an UPDATE that matches only while the lease
-  is still its own (rolling the payment back when it is not), so both commit together.
+  without waiting for the disk: see _insert; the same statement may ask a question, such as
+  S2S's "merchantTxnId taken?", that refuses the request up front). It then calls the acquirer
+  (`prepare`) with nothing held, and finally creates the payment and stores the response with
+  an UPDATE that matches only while the lease is still its own, writing nothing when it is
+  not, so both commit together: in one transaction (`record`, refunds) or in one statement
+  (`insert`, S2S payments).
 - Concurrent requests with one key: one takes the key; the others find it in flight and wait
   (polling with short sleeps, at most IDEMPOTENCY_WAIT_SECONDS) until the response is stored,
   then answer with it. None fails, and only one payment is created. A request whose lease ran
@@ -124,8 +126,8 @@ def idempotency_run(*, merchant: Merchant, key: str, fingerprint: str,
     Raises IdempotencyMismatch when the key was used with another body, ServiceUnavailable
     when another request with the key is still running after IDEMPOTENCY_WAIT_SECONDS (or took
     the key over from this one). Must be called outside any transaction."""
-    if (record is None) == (insert is None):
-        raise TypeError("idempotency_run takes one of record and insert")
+    if (record is None) == (insert is None) or (refuse_if is None) != (refusal is None):
+        raise TypeError("idempotency_run takes one of record and insert, and refusal with refuse_if")
     lease = _acquire(merchant, key, fingerprint, refuse_if)
     if isinstance(lease, Outcome):
         return lease

@@ -85,10 +85,10 @@ def s2s_payment_submit(*, merchant: Merchant, data: dict, body: dict,
     def insert(registration: Registration, claim) -> tuple[int, dict] | None:
         # The response is known before the insert (the ids are ours), so the payment, its
         # events and the stored response go to the database as one statement.
-        body = s2s_response(registration.payment)
-        if not s2s_payment_record(registration, claim=claim(200, body)):
+        response = s2s_response(registration.payment)
+        if not s2s_payment_record(registration, claim=claim(200, response)):
             return None
-        return 200, body
+        return 200, response
 
     if idempotency_key is None:
         payment = s2s_payment_create(merchant=merchant, data=data)
