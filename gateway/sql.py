@@ -331,8 +331,9 @@ def insert_unless_taken(model, obj, *, flush_to_disk: bool = True) -> bool:
 def insert_unless_taken_asking(model, obj, question: Exists | None, *,
                                flush_to_disk: bool = True) -> tuple[bool, bool | None]:
     """insert_unless_taken, and `exists(question)` asked in the same statement (on PostgreSQL,
-    in its RETURNING list, so a request that needs both makes one round trip): (inserted,
-    answer). The answer is None when nothing was inserted or no question was asked."""
+    in its RETURNING list, so a request that needs both makes one round trip; it sees the
+    tables as they were before the insert): (inserted, answer). The answer is None when nothing
+    was inserted or no question was asked. Other databases ask it right after the insert."""
     alias = router.db_for_write(model)
     connection = connections[alias]
     if connection.vendor != "postgresql":

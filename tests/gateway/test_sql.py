@@ -33,6 +33,17 @@ def test_insert_unless_taken_inserts_once_and_leaves_the_transaction_usable():
     assert IdempotencyRecord.objects.count() == 2
 
 
+def test_insert_unless_taken_asking_gives_the_same_answers_on_other_databases(monkeypatch):
+    from django.db import connection
+
+    merchant = make_merchant().merchant
+    monkeypatch.setattr(connection, "vendor", "other")  # the path SQLite takes, here on PostgreSQL
+    taken = sql.Exists(IdempotencyRecord, {"merchant": merchant, "key": "o-1"})
+    assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "o-1"), taken) == (True, True)
+    assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "o-1"), taken) == (False, None)
+    assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "o-2"), None) == (True, None)
+
+
 def test_insert_unless_taken_asking_answers_the_question_in_the_same_statement():
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
