@@ -95,13 +95,8 @@ def update_where(model, where: dict, values: dict) -> int:
     connection = connections[alias]
     meta = model._meta
     quote = connection.ops.quote_name
-    sets, params = [], []
-    for name, value in values.items():
-        field = meta.get_field(name)
-        if field.is_relation and value is not None and hasattr(value, "_meta"):
-            value = value.pk  # a related instance: its key
-        sets.append(f"{quote(field.column)} = %s")
-        params.append(field.get_db_prep_save(value, connection))
+    sets = [f"{quote(meta.get_field(name).column)} = %s" for name in values]
+    params = _saved_values(meta, values, connection)
     conditions, where_params = _conditions(meta, where, connection)
     params.extend(where_params)
     with connection.cursor() as cursor:
@@ -262,9 +257,18 @@ def _claim_params(claim: Claim, connection) -> list:
     """The parameters of the claim's UPDATE in _children_plan: its values (prepared as the
     ORM's update prepares them), then its conditions'."""
     meta = claim.model._meta
-    params = [meta.get_field(name).get_db_prep_save(value, connection) for name, value in claim.values.items()]
-    params.extend(_conditions(meta, claim.where, connection)[1])
-    return params
+    return _saved_values(meta, claim.values, connection) + _conditions(meta, claim.where, connection)[1]
+
+
+def _saved_values(meta, values: dict, connection) -> list:
+    """Each of `values` as the ORM's update prepares it for its field (get_db_prep_save)."""
+    return [meta.get_field(name).get_db_prep_save(_key_if_instance(meta.get_field(name), value), connection)
+            for name, value in values.items()]
+
+
+def _key_if_instance(field, value):
+    """A related field may be given an instance: its key."""
+    return value.pk if field.is_relation and hasattr(value, "_meta") else value
 
 
 def _conditions(meta, where: dict, connection) -> tuple[list[str], list]:
@@ -273,8 +277,7 @@ def _conditions(meta, where: dict, connection) -> tuple[list[str], list]:
     conditions, params = [], []
     for name, value in where.items():
         field = meta.pk if name == "pk" else meta.get_field(name)
-        if field.is_relation and hasattr(value, "_meta"):
-            value = value.pk  # a related instance: its key
+        value = _key_if_instance(field, value)
         if value is None:
             conditions.append(f"{quote(field.column)} IS NULL")
         else:
@@ -424,8 +427,8 @@ def _insert_values(obj, fields, plain, connection) -> list:
             if value is None:
                 values.append(None)
                 continue
-            if type(value) is kind and (kind is not datetime or value.tzinfo is not None) \
-                    or (kind is str and isinstance(value, str)):
+            of_its_type = type(value) is kind or (kind is str and isinstance(value, str))
+            if of_its_type and (kind is not datetime or value.tzinfo is not None):  # naive: the ORM's path
                 values.append(value if wrap is None else wrap(value))
                 continue
         values.append(f.get_db_prep_save(f.pre_save(obj, True), connection))
