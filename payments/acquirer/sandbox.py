@@ -74,7 +74,7 @@ class SandboxAcquirer:
         # left it (success@sandbox awaiting approval, failure@sandbox declined); any other VPA
         # was never a request it took.
         if payer_vpa.strip().lower() not in UPI_TEST_VPAS:
-            raise AcquirerRefused(f"no UPI request from {payer_vpa} for {payment.sabpaisa_txn_id}")
+            raise AcquirerRefused(f"no UPI pay request from that payer for {payment.sabpaisa_txn_id}")
         return self.upi_pay(payment=payment, payer_vpa=payer_vpa)
 
     def upi_pay(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:

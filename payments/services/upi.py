@@ -265,6 +265,27 @@ ANSWER_STEPS = ("upi_pay", "upi_status")
 NO_SUCH_REQUEST = "no such request"
 
 
+def _reconcile_one(payment_id: int, vpa: str) -> None:
+    """Ask the acquirer about `vpa`'s cut-off pay request for the payment and act on the answer."""
+    payment = Payment.objects.select_related("merchant").get(pk=payment_id)
+    try:
+        answer = get_acquirer().upi_status(payment=payment, payer_vpa=vpa)
+    except AcquirerRefused as exc:
+        _release_claim(payment, vpa)
+        payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
+                     detail={"step": "upi_status", "outcome": NO_SUCH_REQUEST, "message": str(exc),
+                             "payerVpa": vpa, "result": "claim released"})
+        logger.warning("UPI payment %s: the acquirer has no such pay request; the payer may pay again",
+                       payment.sabpaisa_txn_id)
+        return
+    except AcquirerError as exc:  # unavailable: asked again a period later
+        logger.warning("UPI payment %s: status query failed: %s", payment.sabpaisa_txn_id, exc)
+        return
+    # The payer's VPA stays in the payment's story, not in the log.
+    logger.info("UPI payment %s: status of the cut-off pay request: %s", payment.sabpaisa_txn_id, answer.outcome.value)
+    _follow_answer(payment, vpa, answer, step="upi_status")
+
+
 def upi_cut_off_requests(now):
     """The payments whose claimed pay request has no recorded answer, UPI_STATUS_QUERY_AFTER
     after the claim (or the last status query), oldest first. Read through the partial index
@@ -300,26 +321,10 @@ def upi_unanswered_reconcile(*, now=None, limit: int = 100) -> int:
                                       updated_at=updated_at).update(updated_at=Now()):
             continue
         asked += 1
-        payment = Payment.objects.select_related("merchant").get(pk=payment_id)
         try:
-            answer = get_acquirer().upi_status(payment=payment, payer_vpa=vpa)
-        except AcquirerRefused as exc:
-            _release_claim(payment, vpa)
-            payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
-                         detail={"step": "upi_status", "outcome": NO_SUCH_REQUEST, "message": str(exc),
-                                 "payerVpa": vpa, "result": "claim released"})
-            logger.warning("UPI payment %s: the acquirer has no request from %s; the payer may pay again",
-                           payment.sabpaisa_txn_id, vpa)
-            continue
-        except AcquirerError as exc:  # unavailable: asked again a period later
-            logger.warning("UPI payment %s: status query failed: %s", payment.sabpaisa_txn_id, exc)
-            continue
+            _reconcile_one(payment_id, vpa)
         except Exception:  # noqa: BLE001 - one bad row must not stop the others, nor the expiry after
-            logger.exception("UPI payment %s: status query failed", payment.sabpaisa_txn_id)
-            continue
-        logger.info("UPI payment %s: status of the cut-off request from %s: %s", payment.sabpaisa_txn_id, vpa,
-                    answer.outcome.value)
-        _follow_answer(payment, vpa, answer, step="upi_status")
+            logger.exception("UPI payment %s: status query failed", payment_id)
     return asked
 
 
