@@ -315,11 +315,17 @@ def _exists_text(question: Exists, connection) -> tuple[str, list]:
     return f"EXISTS (SELECT 1 FROM {table} WHERE {' AND '.join(conditions)})", params
 
 
-def insert_unless_taken(model, obj, *, flush_to_disk: bool = True) -> bool:
-    """Insert `obj` unless a row already holds one of its unique values: True (and `obj.pk`
-    set) when it was inserted, False when it was not. One `INSERT ... ON CONFLICT DO NOTHING`
-    on PostgreSQL, where the ORM needs a transaction and a savepoint to survive the
-    IntegrityError; other databases do exactly that.
+def insert_unless_taken(model, obj, question: Exists | None = None, *,
+                        flush_to_disk: bool = True) -> tuple[bool, bool | None]:
+    """Insert `obj` unless a row already holds one of its unique values: (inserted, answer),
+    with `obj.pk` set when inserted. One `INSERT ... ON CONFLICT DO NOTHING` on PostgreSQL,
+    where the ORM needs a transaction and a savepoint to survive the IntegrityError; other
+    databases do exactly that.
+
+    `question`, if given, is answered in the same statement (in its RETURNING list, so a
+    request that needs both makes one round trip; it sees the tables as they were before the
+    insert). The answer is None when nothing was inserted or nothing was asked. Other
+    databases ask it right after the insert.
 
     flush_to_disk=False, outside any transaction on PostgreSQL: the statement commits
     asynchronously (synchronous_commit off for its own transaction only), so it does not wait
@@ -328,15 +334,6 @@ def insert_unless_taken(model, obj, *, flush_to_disk: bool = True) -> bool:
     of any session makes it durable too (the WAL is written in order). For rows whose loss in
     a crash costs nothing, such as an idempotency key's in-flight lease. Inside a transaction
     the flag is ignored: it would make the whole transaction's commit asynchronous."""
-    return insert_unless_taken_asking(model, obj, None, flush_to_disk=flush_to_disk)[0]
-
-
-def insert_unless_taken_asking(model, obj, question: Exists | None, *,
-                               flush_to_disk: bool = True) -> tuple[bool, bool | None]:
-    """insert_unless_taken, and `exists(question)` asked in the same statement (on PostgreSQL,
-    in its RETURNING list, so a request that needs both makes one round trip; it sees the
-    tables as they were before the insert): (inserted, answer). The answer is None when nothing
-    was inserted or no question was asked. Other databases ask it right after the insert."""
     alias = router.db_for_write(model)
     connection = connections[alias]
     if connection.vendor != "postgresql":

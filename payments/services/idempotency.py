@@ -201,7 +201,7 @@ def _insert(merchant: Merchant, key: str, fingerprint: str, question: sql.Exists
     # Committed without waiting for the disk: a lease lost in a database crash is a lease that
     # ran out early, and the acquirer is called again by the retry either way. The payment and
     # the stored response commit durably, which flushes this row with them.
-    inserted, answer = sql.insert_unless_taken_asking(IdempotencyRecord, record, question, flush_to_disk=False)
+    inserted, answer = sql.insert_unless_taken(IdempotencyRecord, record, question, flush_to_disk=False)
     if not inserted:  # unique (merchant, key)
         return None
     return _Lease(record.pk, lease_until, answer)

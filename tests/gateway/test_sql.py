@@ -23,11 +23,11 @@ def test_insert_unless_taken_inserts_once_and_leaves_the_transaction_usable():
     merchant = make_merchant().merchant
     first = _record(merchant, "k-1")
     with transaction.atomic():
-        assert sql.insert_unless_taken(IdempotencyRecord, first) is True
+        assert sql.insert_unless_taken(IdempotencyRecord, first)[0] is True
         again = _record(merchant, "k-1")
-        assert sql.insert_unless_taken(IdempotencyRecord, again) is False and again.pk is None
+        assert sql.insert_unless_taken(IdempotencyRecord, again)[0] is False and again.pk is None
         # No IntegrityError was raised, so the transaction goes on.
-        assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "k-2")) is True
+        assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "k-2"))[0] is True
     stored = IdempotencyRecord.objects.get(pk=first.pk)
     assert stored.key == "k-1" and stored.created_at is not None and not first._state.adding
     assert IdempotencyRecord.objects.count() == 2
@@ -39,9 +39,9 @@ def test_insert_unless_taken_asking_gives_the_same_answers_on_other_databases(mo
     merchant = make_merchant().merchant
     monkeypatch.setattr(connection, "vendor", "other")  # the path SQLite takes, here on PostgreSQL
     taken = sql.Exists(IdempotencyRecord, {"merchant": merchant, "key": "o-1"})
-    assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "o-1"), taken) == (True, True)
-    assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "o-1"), taken) == (False, None)
-    assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "o-2"), None) == (True, None)
+    assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "o-1"), taken) == (True, True)
+    assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "o-1"), taken) == (False, None)
+    assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "o-2"), None) == (True, None)
 
 
 def test_insert_unless_taken_asking_answers_the_question_in_the_same_statement():
@@ -52,12 +52,12 @@ def test_insert_unless_taken_asking_answers_the_question_in_the_same_statement()
     taken = sql.Exists(IdempotencyRecord, {"merchant": merchant, "key": "k-1"})
     with CaptureQueriesContext(connection) as queries:
         # Asked as the row goes in: the statement sees the table as it was before its own insert.
-        assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "k-1"), taken) == (True, False)
+        assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "k-1"), taken) == (True, False)
     assert len(queries) == 1 and sql.exists(taken) is True
-    assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "k-2"), taken) == (True, True)
+    assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "k-2"), taken) == (True, True)
     # Nothing inserted: no row comes back to carry an answer.
-    assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "k-2"), taken) == (False, None)
-    assert sql.insert_unless_taken_asking(IdempotencyRecord, _record(merchant, "k-3"), None) == (True, None)
+    assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "k-2"), taken) == (False, None)
+    assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "k-3"), None) == (True, None)
     assert sql.exists(sql.Exists(IdempotencyRecord, {"merchant": merchant, "key": "k-4"})) is False
 
 
@@ -204,8 +204,8 @@ def test_an_insert_that_need_not_reach_the_disk_commits_asynchronously_by_itself
 
     merchant = make_merchant().merchant
     with CaptureQueriesContext(connection) as captured:
-        assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "a-1"), flush_to_disk=False) is True
-        assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "a-1"), flush_to_disk=False) is False
+        assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "a-1"), flush_to_disk=False)[0] is True
+        assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "a-1"), flush_to_disk=False)[0] is False
     assert all("set_config('synchronous_commit', 'off', true)" in q["sql"] for q in captured.captured_queries)
     assert IdempotencyRecord.objects.filter(merchant=merchant, key="a-1").count() == 1
     with connection.cursor() as cursor:
@@ -214,7 +214,7 @@ def test_an_insert_that_need_not_reach_the_disk_commits_asynchronously_by_itself
 
     # Inside a transaction the flag is ignored: it would make the whole commit asynchronous.
     with transaction.atomic(), CaptureQueriesContext(connection) as captured:
-        assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "a-2"), flush_to_disk=False) is True
+        assert sql.insert_unless_taken(IdempotencyRecord, _record(merchant, "a-2"), flush_to_disk=False)[0] is True
         with connection.cursor() as cursor:
             cursor.execute("SHOW synchronous_commit")
             assert cursor.fetchone()[0] == "on"
