@@ -1,0 +1,67 @@
+"""gateway.cache: the Redis cache's `count`, on the real Redis the tests run against."""
+import os
+import uuid
+
+import pytest
+from django.core.cache import cache
+
+
+@pytest.fixture
+def key():
+    return f"test-count:{uuid.uuid4().hex}"
+
+
+def redis_client():
+    return cache._cache.get_client(write=True)
+
+
+def held_connection():
+    return cache._cache._held.connection
+
+
+def test_count_counts_from_one_and_gives_the_counter_its_timeout(key):
+    assert [cache.count(key, 5) for _ in range(3)] == [1, 2, 3]
+    stored = cache.make_and_validate_key(key)
+    assert int(redis_client().get(stored)) == 3
+    assert 0 < redis_client().ttl(stored) <= 5
+
+
+def test_later_hits_do_not_push_the_expiry_back(key):
+    cache.count(key, 100)
+    stored = cache.make_and_validate_key(key)
+    redis_client().expire(stored, 2)
+    cache.count(key, 100)
+    assert redis_client().ttl(stored) <= 2
+
+
+def test_count_loads_the_script_again_after_redis_forgot_it(key):
+    cache.count(key, 5)
+    redis_client().script_flush()
+    assert cache.count(key, 5) == 2
+
+
+def test_count_opens_a_new_connection_when_its_own_was_closed(key):
+    cache.count(key, 5)
+    connection = held_connection()
+    host, port = connection._sock.getsockname()[:2]
+    assert redis_client().client_kill(f"{host}:{port}")
+    assert cache.count(key, 5) == 2
+    assert held_connection() is connection and connection._sock is not None
+
+
+def test_a_forked_child_counts_on_its_own_connection(key):
+    cache.count(key, 5)
+    parent_socket = held_connection()._sock
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: count, and say whether it talked on the parent's socket
+        try:
+            count = cache.count(key, 5)
+            shared = held_connection()._sock is parent_socket
+            os.write(write_end, f"{count} {shared}".encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    os.waitpid(pid, 0)
+    assert os.read(read_end, 100).decode() == "2 False"
+    assert cache.count(key, 5) == 3
