@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 
 from gateway.console.lists import DayRangeFilter, FastListMixin
+from gateway.console.search import token_search
 from gateway.errors import GatewayError
 from tokens import services
 from tokens.models import Token
@@ -23,13 +24,18 @@ class TokenAdmin(FastListMixin, admin.ModelAdmin):
     # whole table to draw the page (docs/console.md).
     list_display = ("token_id", "merchant", "network", "last4", "issuer", "status", "created_at", "deleted_at")
     list_filter = ("status", "network", "merchant", ("created_at", DayRangeFilter))
-    search_fields = ("token_id", "merchant__code", "payment__payment_id", "payment__sabpaisa_txn_id")
+    # Exact identifiers through indexes (gateway.console.search.token_search), not substrings.
+    search_fields = ("token_id",)
+    search_help_text = "An exact tokenId, or the paymentId or sabpaisaTxnId of the payment it was saved in, or merchant code."
     list_select_related = ("merchant", "payment")
     ordering = ("-created_at", "-id")
     fields = ("token_id", "merchant", "payment_reference", "status", "network", "last4", "expiry", "issuer",
               "created_at", "deleted_at", "deleted_by", "checkout_consent", "consent_timestamp", "consent_text")
     readonly_fields = fields
     actions = ["delete_tokens"]
+
+    def get_search_results(self, request, queryset, search_term):
+        return token_search(queryset, search_term), False
 
     def has_add_permission(self, request):
         return False

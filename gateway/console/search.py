@@ -93,6 +93,22 @@ def refund_search(queryset: QuerySet, term: str) -> QuerySet:
                            | Q(merchant__in=merchants))
 
 
+def token_search(queryset: QuerySet, term: str) -> QuerySet:
+    """`queryset` (of card tokens) narrowed to those `term` names exactly: tokenId, the paymentId
+    or sabpaisaTxnId of the payment it was saved in, or the merchant's code. Like refund_search,
+    the payment and merchant keys are resolved first, so every branch of the OR is an index
+    on the tokens table."""
+    from gateway.models import Merchant
+
+    term = term.strip()
+    if not term:
+        return queryset
+    payments = list(Payment.objects.filter(Q(payment_id=term) | Q(sabpaisa_txn_id=term.upper()))
+                    .values_list("pk", flat=True))
+    merchants = list(Merchant.objects.filter(code=term).values_list("pk", flat=True))
+    return queryset.filter(Q(token_id=term) | Q(payment__in=payments) | Q(merchant__in=merchants))
+
+
 def matched_by(payment: Payment, term: str) -> str:
     """Which identifier of `payment` the term is, for the "found by" message."""
     term = term.strip()
