@@ -133,6 +133,10 @@ class Payment(models.Model):
             # upi_unanswered_reconcile): the few open UPI payments a payer has claimed.
             models.Index(fields=["id"], name="payment_upi_claimed",
                          condition=Q(status="PROCESSING", payment_mode="UPI") & ~Q(payer_vpa="")),
+            # Hosted steps' acquirer calls whose answer may have been cut off
+            # (payments.services.cutoff): the few payments with a call claimed and not answered.
+            models.Index(fields=["acquirer_call_started_at"], name="payment_call_claimed",
+                         condition=Q(acquirer_call_started_at__isnull=False)),
             # The settlement export: one merchant's successful payments completed on one day.
             models.Index(fields=["merchant", "completed_at"], name="payment_settlement",
                          condition=Q(status="SUCCESS")),
@@ -206,3 +210,23 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.merchant_id}:{self.key}"
+
+
+class SandboxAcquirerCall(models.Model):
+    """The sandbox acquirer's own record of the money-moving calls it answered (an OTP checked,
+    a bank's decision, a transfer credited), which its status query reads back
+    (payments.acquirer.sandbox, call_status): like a real acquirer, it can say what it
+    answered to a call whose answer never reached the gateway. Holds no card data."""
+
+    payment = models.ForeignKey(Payment, on_delete=models.CASCADE, related_name="+", db_index=False)
+    step = models.CharField(max_length=30)
+    outcome = models.CharField(max_length=12)
+    reference = models.CharField(max_length=64, blank=True)
+    message = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["payment", "step", "-id"], name="sandbox_call_payment_step")]
+
+    def __str__(self) -> str:
+        return f"{self.payment_id} {self.step}: {self.outcome}"

@@ -74,5 +74,12 @@ class Acquirer(Protocol):
     def transfer_received(self, *, payment: Payment, amount: int) -> AcquirerAnswer:
         """NEFT / RTGS / challan: funds arrived for the payment's reference. APPROVED."""
 
+    def call_status(self, *, payment: Payment, step: str) -> AcquirerAnswer:
+        """What the acquirer answered to the payment's money-moving call `step`
+        (card_verify_otp, bank_authorize or transfer_received), asked when that answer never
+        reached us (the acquirer's transaction status query): APPROVED (`reference`: the RRN)
+        or DECLINED. Raises AcquirerRefused when the acquirer never got such a call,
+        AcquirerUnavailable to be asked again later."""
+
     def refund(self, *, payment: Payment, amount: int, refund_id: str) -> AcquirerAnswer:
         """Return `amount` paise by the payment's original method. APPROVED or DECLINED."""

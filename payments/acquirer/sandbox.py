@@ -11,6 +11,10 @@ Test inputs (documented in docs/sandbox.md):
 - S2S start failures, by amount: 100001 paise -> PAYMENT_FAILED, 100002 -> SERVICE_UNAVAILABLE,
   100003 -> PROCESSING_ERROR.
 - Refunds: a refund of exactly 100013 paise (₹1,000.13) is rejected by the bank (FAILED).
+
+Like a real acquirer it remembers what it answered to the calls that move money (an OTP, a
+bank's decision, a transfer credited: payments.models.SandboxAcquirerCall), so its status
+query (call_status) can tell the gateway an answer that never reached it.
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ from payments.acquirer.base import (
     Outcome,
 )
 from payments.cards import CardInput
-from payments.models import Payment
+from payments.models import Payment, SandboxAcquirerCall
 
 UPI_SUCCESS_VPA = "success@sandbox"
 UPI_FAILURE_VPA = "failure@sandbox"
@@ -50,6 +54,13 @@ WALLETS = {"PAYTM": "Paytm", "PHONEPE": "PhonePe", "AMAZONPAY": "Amazon Pay", "M
 def new_rrn() -> str:
     """A 12-digit retrieval reference number, as Indian banks issue them."""
     return random_string("0123456789", 12)
+
+
+def _remembered(payment: Payment, step: str, answer: AcquirerAnswer) -> AcquirerAnswer:
+    """Keep the answer to a money-moving call, for call_status, and return it."""
+    SandboxAcquirerCall.objects.create(payment=payment, step=step, outcome=answer.outcome.value,
+                                       reference=answer.reference, message=answer.message[:200])
+    return answer
 
 
 def new_challenge_ref() -> str:
@@ -101,21 +112,34 @@ class SandboxAcquirer:
         # The sandbox keeps no record of its challenges; like an ACS it refuses an OTP that
         # answers none.
         if not challenge_ref:
-            return AcquirerAnswer(Outcome.DECLINED, message="3-D Secure authentication failed (no challenge)",
-                                  raw={"result": "no challenge"})
-        if secrets.compare_digest(otp.strip().encode(), TEST_OTP.encode()):
-            return AcquirerAnswer(Outcome.APPROVED, reference=new_rrn(), raw={"result": "authenticated"})
-        return AcquirerAnswer(Outcome.DECLINED, message="3-D Secure authentication failed (wrong OTP)",
-                              raw={"result": "authentication failed"})
+            answer = AcquirerAnswer(Outcome.DECLINED, message="3-D Secure authentication failed (no challenge)",
+                                    raw={"result": "no challenge"})
+        elif secrets.compare_digest(otp.strip().encode(), TEST_OTP.encode()):
+            answer = AcquirerAnswer(Outcome.APPROVED, reference=new_rrn(), raw={"result": "authenticated"})
+        else:
+            answer = AcquirerAnswer(Outcome.DECLINED, message="3-D Secure authentication failed (wrong OTP)",
+                                    raw={"result": "authentication failed"})
+        return _remembered(payment, "card_verify_otp", answer)
 
     def bank_authorize(self, *, payment: Payment, bank_code: str, approved: bool) -> AcquirerAnswer:
         if approved:
-            return AcquirerAnswer(Outcome.APPROVED, reference=new_rrn(), raw={"bank": bank_code, "result": "approved"})
-        return AcquirerAnswer(Outcome.DECLINED, message="declined on the bank's page (sandbox)",
-                              raw={"bank": bank_code, "result": "declined"})
+            answer = AcquirerAnswer(Outcome.APPROVED, reference=new_rrn(), raw={"bank": bank_code, "result": "approved"})
+        else:
+            answer = AcquirerAnswer(Outcome.DECLINED, message="declined on the bank's page (sandbox)",
+                                    raw={"bank": bank_code, "result": "declined"})
+        return _remembered(payment, "bank_authorize", answer)
 
     def transfer_received(self, *, payment: Payment, amount: int) -> AcquirerAnswer:
-        return AcquirerAnswer(Outcome.APPROVED, reference=new_rrn(), raw={"credited": amount})
+        return _remembered(payment, "transfer_received",
+                           AcquirerAnswer(Outcome.APPROVED, reference=new_rrn(), raw={"credited": amount}))
+
+    def call_status(self, *, payment: Payment, step: str) -> AcquirerAnswer:
+        call = (SandboxAcquirerCall.objects.filter(payment=payment, step=step).order_by("-id")
+                .only("outcome", "reference", "message").first())
+        if call is None:
+            raise AcquirerRefused(f"no {step} call for {payment.sabpaisa_txn_id}")
+        return AcquirerAnswer(Outcome(call.outcome), reference=call.reference, message=call.message,
+                              raw={"result": "status query", "answered": call.outcome})
 
     def refund(self, *, payment: Payment, amount: int, refund_id: str) -> AcquirerAnswer:
         """Idempotent on `refund_id`, as a real acquirer's refund must be (docs/refunds.md): the

@@ -175,7 +175,9 @@ def _authorisation_failed(payment_id: int, exc: AcquirerError) -> Payment:
 # unlike a cache lock it cannot lapse however long the acquirer takes, and it is checked
 # against the payment's status as it is now, not as the caller's copy last saw it. It is given
 # back only when the acquirer gave no answer; an answer makes the payment final. A process that
-# dies mid-call leaves it claimed: the payment then ends by its expiry, never by a second call.
+# dies mid-call leaves it claimed, and the step is never called a second time: a minute later
+# the payments sweep asks the acquirer what it answered (its status query) and follows that
+# answer, or gives the claim back if the call never reached it (payments.services.cutoff).
 
 @transaction.atomic(durable=True)
 def _acquirer_call_claim(*, payment_id: int, modes: tuple, target: str, field: str,
@@ -226,7 +228,7 @@ def _acquirer_no_answer(payment_id: int, step: str, exc: AcquirerError, *, field
                              field=field) from exc
 
 
-def _acquirer_answer_apply(payment: Payment, step: str, answer: AcquirerAnswer, *, declined: str) -> Payment:
+def acquirer_answer_apply(payment: Payment, step: str, answer: AcquirerAnswer, *, declined: str) -> Payment:
     """Record the acquirer's final answer to a claimed call: APPROVED makes the payment
     SUCCESS with its RRN, anything else FAILED. An approval that finds the payment final
     already (it expired during the call) is kept with its RRN for reversal, then
@@ -360,7 +362,7 @@ def hosted_card_verify_otp(*, payment: Payment, otp: str) -> Payment:
         answer = get_acquirer().card_verify_otp(payment=payment, otp=otp, challenge_ref=payment.card_challenge_ref)
     except AcquirerError as exc:
         _acquirer_no_answer(payment.pk, "card_verify_otp", exc, field="otp")
-    return _acquirer_answer_apply(payment, "card_verify_otp", answer, declined="3-D Secure authentication failed")
+    return acquirer_answer_apply(payment, "card_verify_otp", answer, declined="3-D Secure authentication failed")
 
 
 # --- Net banking and wallets --------------------------------------------------------------
@@ -386,7 +388,7 @@ def hosted_bank_complete(*, payment: Payment, approved: bool) -> Payment:
         answer = get_acquirer().bank_authorize(payment=payment, bank_code=payment.bank_code, approved=approved)
     except AcquirerError as exc:
         _acquirer_no_answer(payment.pk, "bank_authorize", exc, field="decision")
-    return _acquirer_answer_apply(payment, "bank_authorize", answer, declined="declined at the bank")
+    return acquirer_answer_apply(payment, "bank_authorize", answer, declined="declined at the bank")
 
 
 # --- NEFT, RTGS and cash challan ----------------------------------------------------------
@@ -447,7 +449,7 @@ def hosted_transfer_received(*, reference: str) -> Payment:
         acquirer_answer_record(payment_id=payment.pk, step="transfer_received", answer=answer)
         _acquirer_call_release(payment.pk)
         raise ValidationError("the bank could not confirm the transfer; try again", field="reference")
-    return _acquirer_answer_apply(payment, "transfer_received", answer, declined="")
+    return acquirer_answer_apply(payment, "transfer_received", answer, declined="")
 
 
 # --- Leaving the page ---------------------------------------------------------------------

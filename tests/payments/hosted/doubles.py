@@ -92,11 +92,15 @@ class ScriptedAcquirer(SandboxAcquirer):
     def upi_pay(self, **kwargs):
         return self._around("upi_pay", kwargs, lambda: super(ScriptedAcquirer, self).upi_pay(**kwargs))
 
+    def call_status(self, **kwargs):
+        return self._around("call_status", kwargs, lambda: super(ScriptedAcquirer, self).call_status(**kwargs))
+
 
 def use_acquirer(monkeypatch, acquirer) -> None:
     """Make the payment services talk to `acquirer`."""
     monkeypatch.setattr("payments.services.hosted.get_acquirer", lambda: acquirer)
     monkeypatch.setattr("payments.services.upi.get_acquirer", lambda: acquirer)
+    monkeypatch.setattr("payments.services.cutoff.get_acquirer", lambda: acquirer)
 
 
 def scripted_acquirer(monkeypatch):
