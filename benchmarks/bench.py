@@ -229,12 +229,15 @@ class Bench:
         ):
             rounds = []
             for r in range(self.args.rounds):
+                round_start = self.stack.psql("SELECT now()")
                 bare = self.openloop(f"fixed-bare-{label}-{r}", bodies.bare(self.stack.web_port), rate, seconds)
                 mine = self.openloop(f"fixed-{label}-{r}", make(r), rate, seconds)
-                rounds.append({"bare": bare, label: mine})
+                vacuuming = self.autovacuum_since(round_start)
+                rounds.append({"bare": bare, label: mine, "autovacuum": vacuuming})
                 log(f"fixed rate {label} @ {rate}/s round {r + 1}: p99 {mine['p99_ms']:.1f} ms "
                     f"(bare {bare['p99_ms']:.1f} ms), generator CPU {mine['cpu_percent']:.0f}%, "
-                    f"late p99 {mine['lateness_p99_ms']:.1f} ms")
+                    f"late p99 {mine['lateness_p99_ms']:.1f} ms"
+                    + (f"; autovacuum during the round: {', '.join(vacuuming)}" if vacuuming else ""))
             self.results[f"{label}_fixed_rounds"] = rounds
             self.results[f"{label}_p99_ms"] = median([x[label]["p99_ms"] for x in rounds])
             self.results[f"{label}_p99_ratio"] = median([x[label]["p99_ms"] / x["bare"]["p99_ms"] for x in rounds])
@@ -244,6 +247,19 @@ class Bench:
                 "lateness_max_ms": max(x[label]["lateness_max_ms"] for x in rounds),
             }
             self.cpu_notes[f"fixed-{label}"] = rounds[-1][label]["cpu"]
+
+    def autovacuum_since(self, start: str) -> list[str]:
+        """The tables PostgreSQL's autovacuum vacuumed or analysed since `start` (a timestamp of
+        the database's clock), or is at now. The throughput phase leaves tens of thousands of
+        new rows behind it, and their autovacuum can fall inside a fixed-rate round: shown
+        beside the round's figures, not corrected for."""
+        out = self.stack.psql(
+            f"SELECT relname || ' (' || concat_ws(', ', CASE WHEN last_autovacuum >= '{start}' THEN 'vacuum' END, "
+            f"CASE WHEN last_autoanalyze >= '{start}' THEN 'analyze' END) || ')' FROM pg_stat_user_tables "
+            f"WHERE greatest(last_autovacuum, last_autoanalyze) >= '{start}' "
+            "UNION ALL SELECT replace(query, 'autovacuum: ', '') || ' (running)' FROM pg_stat_activity "
+            "WHERE backend_type = 'autovacuum worker' AND query <> ''")
+        return [line for line in out.splitlines() if line.strip()]
 
     def receiver_call(self, method: str, path: str) -> dict:
         req = urllib.request.Request(f"http://127.0.0.1:{RECEIVER_PORT}{path}", method=method, data=b"" if method == "POST" else None)
