@@ -124,27 +124,30 @@ def whole_table_reads(node: dict) -> list[str]:
     return found
 
 
-def test_the_refund_search_finds_a_refund_by_each_identifier_through_indexes(target):
-    """The refunds list's search (refunds/admin.py): every identifier it takes finds the
-    refund, and with sequential scans forbidden the plan still reads no whole table."""
+def admin_search_through_indexes(model, term: str) -> list:
+    """What the console list of `model` finds for `term` (its admin's get_search_results), after
+    checking that the query, with sequential scans forbidden, reads no whole table."""
     from django.contrib.admin.sites import site
     from django.test import RequestFactory
 
-    refund = Refund.objects.filter(payment=target).first()
-    Refund.objects.filter(pk=refund.pk).update(bank_refund_reference="SBXREF77")
-    refund_admin = site._registry[Refund]
-    terms = {"refundId": refund.refund_id, "bank reference": "SBXREF77", "sabpaisaTxnId": target.sabpaisa_txn_id,
-             "merchantTxnId": target.merchant_txn_id, "merchant code": target.merchant.code}
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
+    queryset, _ = site._registry[model].get_search_results(RequestFactory().get("/"), model.objects.all(), term)
+    plan = queryset.explain(format="json")
+    assert whole_table_reads(json.loads(plan)[0]["Plan"]) == [], f"{term!r}:\n{plan}"
+    return list(queryset)
+
+
+def test_the_refund_search_finds_a_refund_by_each_identifier_through_indexes(target):
+    """The refunds list's search (refunds/admin.py): every identifier it takes finds the
+    refund, and with sequential scans forbidden the plan still reads no whole table."""
+    refund = Refund.objects.filter(payment=target).first()
+    Refund.objects.filter(pk=refund.pk).update(bank_refund_reference="SBXREF77")
+    terms = {"refundId": refund.refund_id, "bank reference": "SBXREF77", "sabpaisaTxnId": target.sabpaisa_txn_id,
+             "merchantTxnId": target.merchant_txn_id, "merchant code": target.merchant.code}
     for name, term in terms.items():
-        queryset, _ = refund_admin.get_search_results(RequestFactory().get("/"), Refund.objects.all(), f" {term} ")
-        plan = queryset.explain(format="json")
-        assert whole_table_reads(json.loads(plan)[0]["Plan"]) == [], f"{name}:\n{plan}"
-        assert refund in list(queryset), name
-    queryset, _ = refund_admin.get_search_results(RequestFactory().get("/"), Refund.objects.all(),
-                                                  refund.refund_id[:8])
-    assert list(queryset) == []
+        assert refund in admin_search_through_indexes(Refund, f" {term} "), name
+    assert admin_search_through_indexes(Refund, refund.refund_id[:8]) == []
 
 
 # --- filters --------------------------------------------------------------------------------
