@@ -215,10 +215,7 @@ def _children_plan(parent_model, child_model, link: str, count: int, claim_shape
         sets = [f"{quote(claim_meta.get_field(name).column)} = %s" for name in value_names]
         sets.append(f"{link_column} = nextval(pg_get_serial_sequence('{quote(parent_meta.db_table)}', "
                     f"'{parent_meta.pk.column}'))")
-        conditions = []
-        for name, is_null in where_shape:
-            column = quote((claim_meta.pk if name == "pk" else claim_meta.get_field(name)).column)
-            conditions.append(f"{column} IS NULL" if is_null else f"{column} = %s")
+        conditions = [_condition(quote, _field(claim_meta, name), is_null) for name, is_null in where_shape]
         parent_fields = tuple(f for f in parent_meta.concrete_fields if f is not parent_meta.pk)
         select = f"SELECT p.{pk_column}, {_casts(child_fields, connection)} FROM p"
         statement = (f"WITH c AS (UPDATE {quote(claim_meta.db_table)} SET {', '.join(sets)} "
@@ -262,8 +259,11 @@ def _claim_params(claim: Claim, connection) -> list:
 
 def _saved_values(meta, values: dict, connection) -> list:
     """Each of `values` as the ORM's update prepares it for its field (get_db_prep_save)."""
-    return [meta.get_field(name).get_db_prep_save(_key_if_instance(meta.get_field(name), value), connection)
-            for name, value in values.items()]
+    prepared = []
+    for name, value in values.items():
+        field = meta.get_field(name)
+        prepared.append(field.get_db_prep_save(_key_if_instance(field, value), connection))
+    return prepared
 
 
 def _key_if_instance(field, value):
@@ -271,17 +271,24 @@ def _key_if_instance(field, value):
     return value.pk if field.is_relation and hasattr(value, "_meta") else value
 
 
+def _field(meta, name: str):
+    """The field `name` of `meta`'s model; "pk" is its primary key."""
+    return meta.pk if name == "pk" else meta.get_field(name)
+
+
+def _condition(quote, field, is_null: bool) -> str:
+    return f"{quote(field.column)} IS NULL" if is_null else f"{quote(field.column)} = %s"
+
+
 def _conditions(meta, where: dict, connection) -> tuple[list[str], list]:
     """`column = %s` (or `column IS NULL` for None) for each of `where`, and the parameters."""
     quote = connection.ops.quote_name
     conditions, params = [], []
     for name, value in where.items():
-        field = meta.pk if name == "pk" else meta.get_field(name)
+        field = _field(meta, name)
         value = _key_if_instance(field, value)
-        if value is None:
-            conditions.append(f"{quote(field.column)} IS NULL")
-        else:
-            conditions.append(f"{quote(field.column)} = %s")
+        conditions.append(_condition(quote, field, value is None))
+        if value is not None:
             params.append(field.get_db_prep_value(value, connection))
     return conditions, params
 
