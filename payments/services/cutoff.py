@@ -38,10 +38,9 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from payments.acquirer import get_acquirer
-from payments.acquirer.base import AcquirerError, AcquirerRefused, Outcome
+from payments.acquirer.base import AcquirerError, AcquirerRefused
 from payments.models import Payment, PaymentEvent
-from payments.services.acquirer_answers import acquirer_answer_record
-from payments.services.hosted import BANK_MODES, TRANSFER_MODES, acquirer_answer_apply
+from payments.services.hosted import BANK_MODES, TRANSFER_MODES, acquirer_call_release, step_answer_apply
 from payments.services.transitions import payment_note
 from payments.state import InvalidTransition
 
@@ -95,7 +94,7 @@ def _reconcile_one(payment_id: int, step: str) -> None:
     try:
         answer = get_acquirer().call_status(payment=payment, step=step)
     except AcquirerRefused as exc:
-        _claim_clear(payment_id)
+        acquirer_call_release(payment_id, open_only=False)
         payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
                      detail={"step": status_step, "outcome": NO_SUCH_CALL, "message": str(exc),
                              "result": "claim released"})
@@ -106,20 +105,8 @@ def _reconcile_one(payment_id: int, step: str) -> None:
         logger.warning("payment %s: status query of its %s call failed: %s", payment.sabpaisa_txn_id, step, exc)
         return
     logger.info("payment %s: status of its cut-off %s call: %s", payment.sabpaisa_txn_id, step, answer.outcome.value)
-    if step == "transfer_received" and answer.outcome != Outcome.APPROVED:
-        # As hosted_transfer_received: funds the bank could not confirm leave the payment open.
-        acquirer_answer_record(payment_id=payment_id, step=status_step, answer=answer)
-        _claim_clear(payment_id)
-        return
     try:
-        # Open: SUCCESS or FAILED, the claim cleared with it.
-        acquirer_answer_apply(payment, status_step, answer, declined="declined (answer found by status query)")
+        step_answer_apply(payment, step, answer, recorded_as=status_step)
     except InvalidTransition:
-        # Final already: the answer is recorded, an approval kept for reversal.
-        _claim_clear(payment_id)
-
-
-def _claim_clear(payment_id: int) -> None:
-    """The claim's call is settled (or never happened): clear it, whatever the status."""
-    Payment.objects.filter(pk=payment_id).exclude(acquirer_call_started_at=None).update(
-        acquirer_call_started_at=None, updated_at=Now())
+        pass  # final already: the answer is recorded, an approval kept for reversal
+    acquirer_call_release(payment_id, open_only=False)  # settled, whatever the status

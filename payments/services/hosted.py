@@ -205,10 +205,14 @@ def _claim(payment: Payment, **kwargs) -> Payment:
     return _acquirer_call_claim(payment_id=payment.pk, **kwargs)
 
 
-def _acquirer_call_release(payment_id: int) -> None:
-    """The acquirer gave no answer: the step may be tried again. Not a status change."""
-    Payment.objects.filter(pk=payment_id, status=S.PROCESSING).update(acquirer_call_started_at=None,
-                                                                       updated_at=Now())
+def acquirer_call_release(payment_id: int, *, open_only: bool = True) -> None:
+    """Give the step's claim back: the acquirer gave no answer, so the step may be tried again.
+    `open_only=False` clears it on a final payment too (payments.services.cutoff, once the
+    call is settled). Not a status change."""
+    payments = Payment.objects.filter(pk=payment_id).exclude(acquirer_call_started_at=None)
+    if open_only:
+        payments = payments.filter(status=S.PROCESSING)
+    payments.update(acquirer_call_started_at=None, updated_at=Now())
 
 
 def _acquirer_no_answer(payment_id: int, step: str, exc: AcquirerError, *, field: str) -> NoReturn:
@@ -223,12 +227,31 @@ def _acquirer_no_answer(payment_id: int, step: str, exc: AcquirerError, *, field
                    type(exc).__name__)
     payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
                  detail={"step": step, "outcome": "no answer", "error": type(exc).__name__})
-    _acquirer_call_release(payment_id)
+    acquirer_call_release(payment_id)
     raise ServiceUnavailable("the bank did not answer in time; nothing was decided. Wait a moment, then try again",
                              field=field) from exc
 
 
-def acquirer_answer_apply(payment: Payment, step: str, answer: AcquirerAnswer, *, declined: str) -> Payment:
+# Why a payment FAILED when the acquirer declined a step without a message of its own.
+_DECLINED = {"card_verify_otp": "3-D Secure authentication failed", "bank_authorize": "declined at the bank"}
+
+
+def step_answer_apply(payment: Payment, step: str, answer: AcquirerAnswer, *,
+                      recorded_as: str | None = None) -> Payment | None:
+    """The acquirer's answer to a claimed money-moving step (card_verify_otp, bank_authorize,
+    transfer_received), recorded as `recorded_as` (default: the step) and applied: SUCCESS or
+    FAILED (_acquirer_answer_apply). A transfer the bank could not confirm is no decline: its
+    funds stay with the bank, the answer is recorded, the claim given back and None returned
+    (the payment stays open). Raises InvalidTransition as _acquirer_answer_apply does."""
+    recorded_as = recorded_as or step
+    if step == "transfer_received" and answer.outcome != Outcome.APPROVED:
+        acquirer_answer_record(payment_id=payment.pk, step=recorded_as, answer=answer)
+        acquirer_call_release(payment.pk)
+        return None
+    return _acquirer_answer_apply(payment, recorded_as, answer, declined=_DECLINED.get(step, ""))
+
+
+def _acquirer_answer_apply(payment: Payment, step: str, answer: AcquirerAnswer, *, declined: str) -> Payment:
     """Record the acquirer's final answer to a claimed call: APPROVED makes the payment
     SUCCESS with its RRN, anything else FAILED. An approval that finds the payment final
     already (it expired during the call) is kept with its RRN for reversal, then
@@ -362,7 +385,7 @@ def hosted_card_verify_otp(*, payment: Payment, otp: str) -> Payment:
         answer = get_acquirer().card_verify_otp(payment=payment, otp=otp, challenge_ref=payment.card_challenge_ref)
     except AcquirerError as exc:
         _acquirer_no_answer(payment.pk, "card_verify_otp", exc, field="otp")
-    return acquirer_answer_apply(payment, "card_verify_otp", answer, declined="3-D Secure authentication failed")
+    return step_answer_apply(payment, "card_verify_otp", answer)
 
 
 # --- Net banking and wallets --------------------------------------------------------------
@@ -388,7 +411,7 @@ def hosted_bank_complete(*, payment: Payment, approved: bool) -> Payment:
         answer = get_acquirer().bank_authorize(payment=payment, bank_code=payment.bank_code, approved=approved)
     except AcquirerError as exc:
         _acquirer_no_answer(payment.pk, "bank_authorize", exc, field="decision")
-    return acquirer_answer_apply(payment, "bank_authorize", answer, declined="declined at the bank")
+    return step_answer_apply(payment, "bank_authorize", answer)
 
 
 # --- NEFT, RTGS and cash challan ----------------------------------------------------------
@@ -443,13 +466,12 @@ def hosted_transfer_received(*, reference: str) -> Payment:
         answer = get_acquirer().transfer_received(payment=payment, amount=payment.amount)
     except AcquirerError as exc:
         # Funds that could not be matched stay with the bank; the payment stays open.
-        _acquirer_call_release(payment.pk)
+        acquirer_call_release(payment.pk)
         raise ValidationError("the bank could not confirm the transfer; try again", field="reference") from exc
-    if answer.outcome != Outcome.APPROVED:
-        acquirer_answer_record(payment_id=payment.pk, step="transfer_received", answer=answer)
-        _acquirer_call_release(payment.pk)
+    applied = step_answer_apply(payment, "transfer_received", answer)
+    if applied is None:
         raise ValidationError("the bank could not confirm the transfer; try again", field="reference")
-    return acquirer_answer_apply(payment, "transfer_received", answer, declined="")
+    return applied
 
 
 # --- Leaving the page ---------------------------------------------------------------------
