@@ -7,6 +7,8 @@ recorded as SUCCESS still be found and reversed: the one case here that needs a 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
+from datetime import timedelta
 
 from payments.acquirer.base import AcquirerAnswer
 from payments.models import Payment, PaymentEvent
@@ -17,6 +19,31 @@ logger = logging.getLogger("payments.acquirer")
 S = Payment.Status
 
 NEEDS_REVERSAL = "approved after final — needs reversal"
+
+# How long a claimed acquirer call may stay without a recorded answer before the payments sweep
+# asks the acquirer's status query about it (the process or the database went down mid-call):
+# longer than any acquirer call may take. UPI pay requests (payments.services.upi) and hosted
+# steps (payments.services.cutoff) alike.
+STATUS_QUERY_AFTER = timedelta(seconds=60)
+
+
+def status_queries_run(due: Iterable[tuple], *, take: Callable[[tuple], bool], ask: Callable[[tuple], None],
+                       what: str) -> int:
+    """The sweep's status queries: for each row of `due` (its first item the payment's key),
+    `take(row)` claims it for this period by a conditional update (False: another sweep has
+    it, so it is passed by), then `ask(row)` asks the acquirer and acts on the answer. An
+    error on one payment never stops the others, nor the expiry after them. Returns how many
+    were asked."""
+    asked = 0
+    for row in due:
+        if not take(row):
+            continue
+        asked += 1
+        try:
+            ask(row)
+        except Exception:  # noqa: BLE001 - one bad row must not stop the others
+            logger.exception("payment %s: status query of its cut-off %s failed", row[0], what)
+    return asked
 
 
 def acquirer_answer_record(*, payment_id: int, step: str, answer: AcquirerAnswer) -> PaymentEvent:

@@ -32,7 +32,6 @@ once ask about it once, and the next period's sweep asks again only if it is sti
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 
 from django.db.models.functions import Now
 from django.utils import timezone
@@ -40,6 +39,7 @@ from django.utils import timezone
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerError, AcquirerRefused
 from payments.models import Payment, PaymentEvent
+from payments.services.acquirer_answers import STATUS_QUERY_AFTER, status_queries_run
 from payments.services.hosted import BANK_MODES, TRANSFER_MODES, acquirer_call_release, step_answer_apply
 from payments.services.transitions import payment_note
 from payments.state import InvalidTransition
@@ -48,10 +48,6 @@ logger = logging.getLogger("payments.cutoff")
 
 S = Payment.Status
 M = Payment.Mode
-
-# How old a claim must be before its call counts as cut off: longer than any acquirer call may
-# take (their timeouts are well below it), as for UPI pay requests (payments.services.upi).
-STATUS_QUERY_AFTER = timedelta(seconds=60)
 
 # The money-moving call each hosted method claims.
 STEP_BY_MODE = {M.CARD: "card_verify_otp", **{mode: "bank_authorize" for mode in BANK_MODES},
@@ -73,19 +69,13 @@ def hosted_unanswered_reconcile(*, now=None, limit: int = 100) -> int:
     docstring). Returns how many payments were asked about."""
     now = now or timezone.now()
     due = list(hosted_cut_off_calls(now).values_list("pk", "payment_mode", "acquirer_call_started_at")[:limit])
-    asked = 0
-    for payment_id, mode, claimed_at in due:
-        # Taken for this period: a concurrent sweep finds the claim's time moved and passes it by.
-        # (Not a status change: the payment's status, open or final, is left as it is.)
-        if not Payment.objects.filter(pk=payment_id, acquirer_call_started_at=claimed_at
-                                      ).update(acquirer_call_started_at=Now(), updated_at=Now()):
-            continue
-        asked += 1
-        try:
-            _reconcile_one(payment_id, STEP_BY_MODE[mode])
-        except Exception:  # noqa: BLE001 - one bad row must not stop the others, nor the expiry after
-            logger.exception("payment %s: status query of its cut-off call failed", payment_id)
-    return asked
+    # Taken for this period: a concurrent sweep finds the claim's time moved and passes it by.
+    # (Not a status change: the payment's status, open or final, is left as it is.)
+    return status_queries_run(
+        due, what="acquirer call",
+        take=lambda row: bool(Payment.objects.filter(pk=row[0], acquirer_call_started_at=row[2])
+                              .update(acquirer_call_started_at=Now(), updated_at=Now())),
+        ask=lambda row: _reconcile_one(row[0], STEP_BY_MODE[row[1]]))
 
 
 def _reconcile_one(payment_id: int, step: str) -> None:

@@ -34,7 +34,12 @@ from gateway.money import paise_to_rupees, rupees_str
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
-from payments.services.acquirer_answers import acquirer_answer_record, acquirer_approval_refused
+from payments.services.acquirer_answers import (
+    STATUS_QUERY_AFTER,
+    acquirer_answer_record,
+    acquirer_approval_refused,
+    status_queries_run,
+)
 from payments.services.transitions import (
     payment_expire,
     payment_note,
@@ -258,9 +263,6 @@ def _release_claim(payment: Payment, vpa: str) -> bool:
                 .update(payer_vpa="", updated_at=Now()))
 
 
-# How long after a payer's claim a pay request without a recorded answer counts as cut off
-# (the process or the database went down mid-call): longer than any acquirer call may take.
-UPI_STATUS_QUERY_AFTER = timedelta(seconds=60)
 ANSWER_STEPS = ("upi_pay", "upi_status")
 NO_SUCH_REQUEST = "no such request"
 
@@ -287,7 +289,7 @@ def _reconcile_one(payment_id: int, vpa: str) -> None:
 
 
 def upi_cut_off_requests(now):
-    """The payments whose claimed pay request has no recorded answer, UPI_STATUS_QUERY_AFTER
+    """The payments whose claimed pay request has no recorded answer, STATUS_QUERY_AFTER
     after the claim (or the last status query), oldest first. Read through the partial index
     payment_upi_claimed: only claimed, open UPI payments."""
     from django.db.models import Exists, OuterRef
@@ -297,7 +299,7 @@ def upi_cut_off_requests(now):
                                             detail__step__in=ANSWER_STEPS)
                 .exclude(detail__outcome=NO_SUCH_REQUEST))
     return (Payment.objects
-            .filter(status=S.PROCESSING, payment_mode=Payment.Mode.UPI, updated_at__lte=now - UPI_STATUS_QUERY_AFTER)
+            .filter(status=S.PROCESSING, payment_mode=Payment.Mode.UPI, updated_at__lte=now - STATUS_QUERY_AFTER)
             .exclude(payer_vpa="").exclude(Exists(answered)).order_by("pk"))
 
 
@@ -305,7 +307,7 @@ def upi_unanswered_reconcile(*, now=None, limit: int = 100) -> int:
     """Ask the acquirer where each cut-off UPI pay request stands, and act on its answer.
 
     A pay request is cut off when the payer's claim committed (payer_vpa set, the payment
-    PROCESSING in mode UPI) but no answer of the acquirer was recorded, UPI_STATUS_QUERY_AFTER
+    PROCESSING in mode UPI) but no answer of the acquirer was recorded, STATUS_QUERY_AFTER
     since: the web process, or the database, went down between the call and the record.
     upi_pay never asks twice, so without this the payment waits for its expiry while the
     customer's retries are refused. The acquirer's status answer is recorded (step
@@ -314,18 +316,12 @@ def upi_unanswered_reconcile(*, now=None, limit: int = 100) -> int:
     is taken by a conditional update first. Returns how many were asked."""
     now = now or timezone.now()
     due = list(upi_cut_off_requests(now).values_list("pk", "payer_vpa", "updated_at")[:limit])
-    asked = 0
-    for payment_id, vpa, updated_at in due:
-        # Taken for this period (a concurrent sweep finds updated_at moved and passes it by).
-        if not Payment.objects.filter(pk=payment_id, status=S.PROCESSING, payer_vpa=vpa,
-                                      updated_at=updated_at).update(updated_at=Now()):
-            continue
-        asked += 1
-        try:
-            _reconcile_one(payment_id, vpa)
-        except Exception:  # noqa: BLE001 - one bad row must not stop the others, nor the expiry after
-            logger.exception("UPI payment %s: status query failed", payment_id)
-    return asked
+    # Taken for this period: a concurrent sweep finds updated_at moved and passes it by.
+    return status_queries_run(
+        due, what="UPI pay request",
+        take=lambda row: bool(Payment.objects.filter(pk=row[0], status=S.PROCESSING, payer_vpa=row[1],
+                                                     updated_at=row[2]).update(updated_at=Now())),
+        ask=lambda row: _reconcile_one(row[0], row[1]))
 
 
 def _sandbox_follow_up(payment: Payment, vpa: str) -> None:

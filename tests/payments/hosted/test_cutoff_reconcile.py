@@ -18,9 +18,9 @@ from payments.acquirer.sandbox import SandboxAcquirer
 from payments.cards import CardInput
 from payments.models import Payment, PaymentEvent
 from payments.services import hosted
-from payments.services.acquirer_answers import NEEDS_REVERSAL
+from payments.services.acquirer_answers import NEEDS_REVERSAL, STATUS_QUERY_AFTER
 from payments.services.expiry import payments_expire_due
-from payments.services.cutoff import STATUS_QUERY_AFTER, hosted_cut_off_calls, hosted_unanswered_reconcile
+from payments.services.cutoff import hosted_cut_off_calls, hosted_unanswered_reconcile
 from payments.tasks import payments_expire_sweep
 from tests.console.test_search import whole_table_reads
 from tests.payments.hosted.doubles import scripted_acquirer

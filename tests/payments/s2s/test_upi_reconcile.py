@@ -12,8 +12,8 @@ from django.utils import timezone
 from payments.acquirer.base import AcquirerUnavailable
 from payments.acquirer.sandbox import SandboxAcquirer
 from payments.models import Payment, PaymentEvent
+from payments.services.acquirer_answers import STATUS_QUERY_AFTER
 from payments.services.upi import (
-    UPI_STATUS_QUERY_AFTER,
     upi_cut_off_requests,
     upi_pay,
     upi_sandbox_approvals_due,
@@ -26,7 +26,7 @@ from tests.payments.s2s.conftest import signed_body
 def cut_off(s2s_merchant, post):
     """An S2S payment whose pay call from `vpa` was cut off: claimed (as upi_pay's _claim
     commits it) and no answer recorded, `ago` before now."""
-    def make(vpa: str, ago: timedelta = UPI_STATUS_QUERY_AFTER + timedelta(seconds=1)) -> Payment:
+    def make(vpa: str, ago: timedelta = STATUS_QUERY_AFTER + timedelta(seconds=1)) -> Payment:
         response = post(s2s_merchant, signed_body(s2s_merchant))
         assert response.status_code == 200, response.json()
         payment = Payment.objects.get(payment_id=response.json()["paymentId"])
@@ -89,7 +89,7 @@ def test_an_unreachable_acquirer_is_asked_again_a_period_later_and_once_per_peri
     assert upi_unanswered_reconcile() == 1
     assert upi_unanswered_reconcile() == 0  # taken for this period: not asked again at once
     monkeypatch.undo()
-    assert upi_unanswered_reconcile(now=timezone.now() + UPI_STATUS_QUERY_AFTER + timedelta(seconds=1)) == 1
+    assert upi_unanswered_reconcile(now=timezone.now() + STATUS_QUERY_AFTER + timedelta(seconds=1)) == 1
     assert _answers(payment)[0]["outcome"] == "pending"
 
 
