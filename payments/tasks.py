@@ -6,9 +6,9 @@ from payments.services.expiry import payments_expire_due
 
 @shared_task(name="payments.tasks.payments_expire_sweep", ignore_result=True)
 def payments_expire_sweep() -> int:
-    # Pay requests and hosted steps cut off mid-call are asked about, and sandbox approvals whose task was lost
-    # finished, first, so they end as the payer was told rather than being expired by the same
-    # sweep.
+    # First, UPI pay requests and hosted steps cut off mid-call are asked about, and sandbox
+    # approvals whose task was lost are finished, so they end as the payer was told rather than
+    # being expired by the same sweep.
     from payments.services.cutoff import hosted_unanswered_reconcile
     from payments.services.upi import upi_sandbox_approvals_due, upi_unanswered_reconcile
 
