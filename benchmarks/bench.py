@@ -17,7 +17,11 @@ median of the rounds:
    with their events recorded;
 6. memory: RSS of every web worker after 1,000 requests and after 100,000.
 
-Usage: benchmarks/run [--rounds 3] [--seconds 8] [--quick] [--json FILE]
+Usage: benchmarks/run [--rounds 5] [--seconds 8] [--quick] [--json FILE]
+
+Five rounds by default, not the three the issue asks for at least: on these shared machines
+one round's ratio moves by a quarter from the next (bare 2,200 to 3,250/s within a minute,
+S2S's CPU per request 3.1 to 4.6 ms), and a median of five is steadier than one of three.
 """
 from __future__ import annotations
 
@@ -454,7 +458,7 @@ def table(res: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=8)
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument("--worker-concurrency", type=int, default=4)
