@@ -2,7 +2,7 @@
 
 Finishing a card (the OTP), a bank's or wallet's page or a transfer asks the acquirer to move
 money, once: the step is claimed (`acquirer_call_started_at`, committed under the row lock)
-before the call, and the claim ends with the answer (payments.services.hosted). When the web
+before the call, and the claim ends with the answer (payments.services.hosted.steps). When the web
 process or the database goes down between the call and the record of its answer, the claim
 stays and every retry is refused ("already being confirmed with the bank"), because a claimed
 step is never asked twice. Without this module such a payment waited for its expiry, even

@@ -98,7 +98,8 @@ class ScriptedAcquirer(SandboxAcquirer):
 
 def use_acquirer(monkeypatch, acquirer) -> None:
     """Make the payment services talk to `acquirer`."""
-    monkeypatch.setattr("payments.services.hosted.get_acquirer", lambda: acquirer)
+    monkeypatch.setattr("payments.services.hosted.cards.get_acquirer", lambda: acquirer)
+    monkeypatch.setattr("payments.services.hosted.banks.get_acquirer", lambda: acquirer)
     monkeypatch.setattr("payments.services.upi.get_acquirer", lambda: acquirer)
     monkeypatch.setattr("payments.services.cutoff.get_acquirer", lambda: acquirer)
 

@@ -18,6 +18,7 @@ from payments.services.transitions import payment_expire
 from payments.state import InvalidTransition
 from tests.payments.hosted.doubles import Request, scripted_acquirer
 from tests.support.factories import make_merchant
+from tokens import services as token_services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -78,7 +79,7 @@ def test_a_card_payment_that_broke_before_its_challenge_cannot_take_an_otp(shop,
     def broken(**kwargs):
         raise RuntimeError("consent store down")
 
-    monkeypatch.setattr(hosted.token_services, "card_consent_record", broken)
+    monkeypatch.setattr(token_services, "card_consent_record", broken)
     payment = new_session(shop)
     with pytest.raises(RuntimeError):
         hosted.hosted_card_pay(payment=fresh(payment), card=VISA, save_card=True)

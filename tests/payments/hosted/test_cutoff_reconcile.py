@@ -20,6 +20,7 @@ from payments.models import Payment, PaymentEvent
 from payments.services import hosted
 from payments.services.acquirer_answers import NEEDS_REVERSAL, STATUS_QUERY_AFTER
 from payments.services.expiry import payments_expire_due
+from payments.services.hosted.steps import _claim
 from payments.services.cutoff import hosted_cut_off_calls, hosted_unanswered_reconcile
 from payments.tasks import payments_expire_sweep
 from tests.console.test_search import whole_table_reads
@@ -41,7 +42,7 @@ def new_session(tm) -> Payment:
 
 def claimed(payment: Payment, *, ago: timedelta = DUE, **claim) -> Payment:
     """Claim the payment's step as the service does, then date the claim `ago` back."""
-    payment = hosted._claim(payment, **claim)
+    payment = _claim(payment, **claim)
     Payment.objects.filter(pk=payment.pk).update(acquirer_call_started_at=timezone.now() - ago)
     return payment
 

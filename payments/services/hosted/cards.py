@@ -1,0 +1,153 @@
+"""Card payments on the hosted page: a typed card or a saved one (its token), then the 3-D
+Secure OTP. The card itself lives only in the call that sends it to the acquirer."""
+from __future__ import annotations
+
+import logging
+import secrets
+
+from django.db import transaction
+from django.views.decorators.debug import sensitive_variables
+
+from payments.acquirer import get_acquirer
+from payments.acquirer.base import AcquirerAnswer, AcquirerError, Outcome
+from payments.cards import CardInput
+from payments.locks import lock_payment
+from payments.models import Payment
+from payments.services.acquirer_answers import acquirer_answer_record
+from payments.services.hosted.session import _ensure_open
+from payments.services.hosted.steps import _acquirer_no_answer, _claim, step_answer_apply
+from payments.services.transitions import payment_mark_failed, payment_mark_processing
+from payments.state import InvalidTransition
+from tokens import selectors as token_selectors
+from tokens import services as token_services
+
+logger = logging.getLogger("payments.hosted")
+
+S = Payment.Status
+M = Payment.Mode
+
+
+def _authorisation_failed(payment_id: int, exc: AcquirerError) -> Payment:
+    """The acquirer did not answer a card authorisation. Nothing is charged before the 3-D
+    Secure OTP is verified, so this one is safely FAILED (unlike _acquirer_no_answer)."""
+    logger.warning("acquirer error on payment %s: %s", payment_id, type(exc).__name__)
+    return payment_mark_failed(payment_id=payment_id, reason="the bank could not be reached; no money was taken",
+                               detail={"acquirer_error": type(exc).__name__})
+
+
+@transaction.atomic(durable=True)
+def _card_challenge_record(*, payment_id: int, answer: AcquirerAnswer, issuer: str = "") -> Payment:
+    """The acquirer answered CHALLENGE: keep its challenge id, which is what makes the payment
+    take an OTP (hosted_card_verify_otp). Not a status change. Changes nothing when the payment
+    is no longer a card payment waiting for its challenge (it expired meanwhile)."""
+    # Row lock: hosted_card_verify_otp reads the challenge under the same lock, so it sees
+    # either no challenge or this one, and never a challenge on a payment that went final.
+    payment = lock_payment(payment_id)
+    if payment.status != S.PROCESSING or payment.payment_mode != M.CARD or payment.card_challenge_ref:
+        return payment
+    # A challenge without an id (the sandbox card network's, for saved cards) gets one of ours,
+    # so "a challenge was issued" is always a non-empty reference.
+    payment.card_challenge_ref = (answer.reference or f"GW3DS-{secrets.token_hex(12)}")[:64]
+    payment.card_issuer = issuer or payment.card_issuer
+    payment.save(update_fields=["card_challenge_ref", "card_issuer", "updated_at"])
+    return payment
+
+
+def _card_start_abandon(payment_id: int, exc: Exception) -> None:
+    """Something broke between PROCESSING and the challenge (the consent record, the acquirer
+    call, recording its answer). No challenge was recorded, so no OTP can be taken; make the
+    payment FAILED too, so the customer goes back to the merchant instead of waiting for its
+    expiry. Money moves only when an OTP is verified, so none was taken."""
+    try:
+        payment_mark_failed(payment_id=payment_id, reason="the card payment could not be started; no money was taken",
+                            detail={"error": type(exc).__name__})
+    except InvalidTransition:
+        pass  # final already
+    except Exception:  # noqa: BLE001 - the original error is what the caller must see
+        logger.exception("could not fail card payment %s after %s", payment_id, type(exc).__name__)
+
+
+@sensitive_variables("card")
+def hosted_card_pay(*, payment: Payment, card: CardInput, save_card: bool = False) -> Payment:
+    """Start a card payment. PENDING -> PROCESSING (last 4 and network kept, nothing else of
+    the card), then the acquirer: a 3-D Secure challenge is recorded (card_challenge_ref) and
+    leaves it PROCESSING for hosted_card_verify_otp; a decline makes it FAILED. Until the
+    challenge is recorded no OTP is taken, and should anything fail before then the payment
+    becomes FAILED. The card itself lives only in this call. `save_card` (staging only): the
+    customer consented to save the card, recorded with the card's expiry for the token
+    (tokens.services.card_consent_record).
+    Raises InvalidTransition when the session is no longer open."""
+    _ensure_open(payment)
+    payment = payment_mark_processing(
+        payment_id=payment.pk, payment_mode=M.CARD, card_last4=card.last4, card_network=card.network,
+        detail={"method": "CARD", "last4": card.last4, "network": card.network,
+                **({"save_card": True} if save_card else {})},
+    )
+    try:
+        if save_card:
+            token_services.card_consent_record(payment=payment, expiry_month=card.expiry_month,
+                                               expiry_year=card.expiry_year)
+        try:
+            answer = get_acquirer().card_authorize(payment=payment, card=card)
+        except AcquirerError as exc:
+            return _authorisation_failed(payment.pk, exc)
+        acquirer_answer_record(payment_id=payment.pk, step="card_authorize", answer=answer)
+        issuer = (answer.issuer or "")[:60]
+        if answer.outcome == Outcome.CHALLENGE:
+            return _card_challenge_record(payment_id=payment.pk, answer=answer, issuer=issuer)
+        return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the issuer",
+                                   card_issuer=issuer)
+    except InvalidTransition:
+        raise  # it went final meanwhile (expired): that stands
+    except Exception as exc:
+        _card_start_abandon(payment.pk, exc)
+        raise
+
+
+@sensitive_variables("cvv")
+def hosted_saved_card_pay(*, payment: Payment, cvv: str) -> Payment:
+    """Pay a session created with `tokenId` with its saved card: the customer still types the
+    CVV (in memory only) and then answers the same 3-D Secure challenge as for a typed card
+    (hosted_card_verify_otp). PENDING -> PROCESSING with the token's last 4, network and
+    issuer; the card network declines a token deleted meanwhile (FAILED).
+    Raises InvalidTransition when the session is no longer open, ValidationError naming
+    tokenId when its token can no longer pay (deleted, expired), FeatureNotAvailable in
+    production."""
+    _ensure_open(payment)
+    token = token_selectors.token_usable_for_payment(payment=payment)
+    payment = payment_mark_processing(
+        payment_id=payment.pk, payment_mode=M.CARD, card_last4=token.last4, card_network=token.network,
+        card_issuer=token.issuer[:60],
+        detail={"method": "CARD", "tokenId": token.token_id, "last4": token.last4, "network": token.network},
+    )
+    try:
+        try:
+            answer = token_services.token_authorize(token=token, payment=payment, cvv=cvv)
+        except AcquirerError as exc:
+            return _authorisation_failed(payment.pk, exc)
+        acquirer_answer_record(payment_id=payment.pk, step="token_authorize", answer=answer)
+        if answer.outcome == Outcome.CHALLENGE:
+            return _card_challenge_record(payment_id=payment.pk, answer=answer)
+        return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the card network")
+    except InvalidTransition:
+        raise
+    except Exception as exc:
+        _card_start_abandon(payment.pk, exc)
+        raise
+
+
+def hosted_card_verify_otp(*, payment: Payment, otp: str) -> Payment:
+    """Finish the 3-D Secure challenge: the right OTP makes the payment SUCCESS (with its bank
+    reference), any other makes it FAILED (one attempt, CONTRACT.md), so an OTP cannot be
+    guessed. Only a payment whose challenge the acquirer issued takes an OTP (checked under the
+    row lock), and the OTP goes to the acquirer with that challenge. One submission at a time
+    reaches the acquirer, and none once the payment is final.
+    Raises InvalidTransition when the payment is not waiting for an OTP, ValidationError (otp)
+    while its challenge has not been issued or another OTP of it is being checked,
+    ServiceUnavailable (otp) when the acquirer did not answer (the payment stays PROCESSING)."""
+    payment = _claim(payment, modes=(M.CARD,), target=S.SUCCESS, field="otp", challenge=True)
+    try:
+        answer = get_acquirer().card_verify_otp(payment=payment, otp=otp, challenge_ref=payment.card_challenge_ref)
+    except AcquirerError as exc:
+        _acquirer_no_answer(payment.pk, "card_verify_otp", exc, field="otp")
+    return step_answer_apply(payment, "card_verify_otp", answer)
