@@ -58,7 +58,7 @@ def test_access_is_per_browser_session(client, session):
 
 
 def test_guessing_client_secrets_is_limited_per_address(client, session):
-    from payments.checkout.views import BAD_SECRET_LIMIT
+    from payments.checkout.access import BAD_SECRET_LIMIT
 
     for attempt in range(BAD_SECRET_LIMIT):
         assert client.get(f"/checkout/{session['paymentId']}?clientSecret=guess{attempt}").status_code == 404
@@ -70,7 +70,7 @@ def test_guessing_client_secrets_is_limited_per_address(client, session):
 
 
 def test_a_customer_with_access_is_not_locked_out_by_probing_from_the_same_address(client, session):
-    from payments.checkout.views import BAD_SECRET_LIMIT
+    from payments.checkout.access import BAD_SECRET_LIMIT
 
     enter(client, session)
     prober = Client()  # someone else behind the same address (a NAT, an office, a mobile carrier)
@@ -87,7 +87,7 @@ def test_a_customer_with_access_is_not_locked_out_by_probing_from_the_same_addre
 
 
 def test_behind_trusted_proxies_the_limit_counts_the_address_they_forwarded(session, settings):
-    from payments.checkout.views import BAD_SECRET_LIMIT
+    from payments.checkout.access import BAD_SECRET_LIMIT
 
     settings.TRUSTED_PROXY_COUNT = 1
     proxy = "10.0.0.5"  # every request reaches the service from the load balancer
@@ -105,7 +105,7 @@ def test_behind_trusted_proxies_the_limit_counts_the_address_they_forwarded(sess
 
 
 def test_without_trusted_proxies_x_forwarded_for_is_ignored(session, settings):
-    from payments.checkout.views import BAD_SECRET_LIMIT
+    from payments.checkout.access import BAD_SECRET_LIMIT
 
     settings.TRUSTED_PROXY_COUNT = 0
     prober = Client()

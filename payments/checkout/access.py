@@ -1,0 +1,88 @@
+"""Who may see a checkout page, and the decorators every checkout and sandbox page wears.
+
+The customer arrives with ?clientSecret=...; a valid secret grants this browser's session
+access to that one payment and the customer is sent on to the same address without the
+secret (out of the address bar and of later Referer headers). Every other page needs the grant.
+A browser holding the grant is never rate limited. Without it, a wrong secret or a page answers
+NOT_FOUND and counts against the client address (gateway.clientip: REMOTE_ADDR, or
+X-Forwarded-For behind TRUSTED_PROXY_COUNT proxies); too many in a window answer RATE_LIMITED.
+"""
+from __future__ import annotations
+
+from functools import wraps
+
+from csp.middleware import CSPMiddleware
+from django.conf import settings
+from django.core.cache import cache
+from django.utils.decorators import decorator_from_middleware
+from django.views.decorators.cache import never_cache
+
+from gateway.clientip import client_ip
+from gateway.errors import NotFound, RateLimited
+from payments.models import Payment
+from payments.selectors import payment_get_hosted
+
+SESSION_GRANTS = "checkout_grants"
+MAX_GRANTS = 20
+# Wrong or missing clientSecrets tolerated per client address in a window. Secrets are 256-bit,
+# so this is about probing, not about guessing one.
+BAD_SECRET_LIMIT = 20
+BAD_SECRET_WINDOW_SECONDS = 900
+
+checkout_csp = decorator_from_middleware(CSPMiddleware)
+
+
+def checkout_page(view):
+    """Every checkout and sandbox page: the CSP header, and never cached. (A GatewayError a
+    view raises becomes the JSON envelope in gateway.middleware.ApiErrorMiddleware.)"""
+    return checkout_csp(never_cache(view))
+
+
+def sandbox_only(view):
+    """The sandbox pages stand in for banks and customers' transfers: 404 in production."""
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if settings.IS_PRODUCTION:
+            raise NotFound()
+        return view(request, *args, **kwargs)
+    return wrapped
+
+
+def _bad_secret_key(request) -> str:
+    return f"checkout:badsecret:{client_ip(request)}"
+
+
+def ensure_not_limited(request) -> None:
+    if (cache.get(_bad_secret_key(request)) or 0) >= BAD_SECRET_LIMIT:
+        raise RateLimited("too many invalid checkout links from this address; try again later",
+                          headers={"Retry-After": str(BAD_SECRET_WINDOW_SECONDS)})
+
+
+def count_bad_secret(request) -> None:
+    key = _bad_secret_key(request)
+    cache.add(key, 0, timeout=BAD_SECRET_WINDOW_SECONDS)
+    try:
+        cache.incr(key)
+    except ValueError:  # evicted between add and incr
+        cache.set(key, 1, timeout=BAD_SECRET_WINDOW_SECONDS)
+
+
+def grant(request, payment: Payment) -> None:
+    grants = [pid for pid in request.session.get(SESSION_GRANTS, []) if pid != payment.payment_id]
+    request.session[SESSION_GRANTS] = (grants + [payment.payment_id])[-MAX_GRANTS:]
+
+
+def has_grant(request, payment_id: str) -> bool:
+    return payment_id in request.session.get(SESSION_GRANTS, [])
+
+
+def granted_payment(request, payment_id: str) -> Payment:
+    """The payment this browser was given access to. The grant is checked first: a customer who
+    has access is never limited, however much others behind the same address (a NAT, an office,
+    a carrier) probe. Without it: RATE_LIMITED once the address is over the limit, else
+    NOT_FOUND (counted)."""
+    if has_grant(request, payment_id):
+        return payment_get_hosted(payment_id=payment_id)
+    ensure_not_limited(request)
+    count_bad_secret(request)
+    raise NotFound()

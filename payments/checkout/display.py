@@ -1,0 +1,122 @@
+"""What the checkout pages show: amounts in rupees, the time left, the UPI QR code, the
+context every page shares and the methods page."""
+from __future__ import annotations
+
+import base64
+import io
+import math
+
+from django.conf import settings
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+
+from gateway.errors import GatewayError
+from gateway.money import rupees_str
+from payments.acquirer.sandbox import BANKS, UPI_TEST_VPAS, WALLETS
+from payments.models import Payment
+from tokens.selectors import token_for_checkout
+from tokens.services import card_consent_text
+
+M = Payment.Mode
+
+METHODS = (
+    (M.UPI, "UPI", "Pay with any UPI app: scan the QR code or enter your UPI ID"),
+    (M.CARD, "Card", "Credit or debit card: Visa, Mastercard, RuPay, Amex"),
+    (M.NB, "Net banking", "Pay from your bank account"),
+    (M.WALLET, "Wallet", "Paytm, PhonePe, Amazon Pay, MobiKwik"),
+    (M.NEFT, "NEFT", "Bank transfer from your internet banking"),
+    (M.RTGS, "RTGS", "Real-time bank transfer, usually for large amounts"),
+    (M.CHALLAN, "Cash challan", "Print a challan and pay in cash at a bank branch"),
+)
+
+
+def format_inr(paise: int) -> str:
+    """₹ with Indian digit grouping: 12345678 paise -> '₹1,23,456.78'."""
+    whole, fraction = rupees_str(paise).split(".")
+    if len(whole) > 3:
+        head, tail = whole[:-3], whole[-3:]
+        groups = []
+        while len(head) > 2:
+            groups.insert(0, head[-2:])
+            head = head[:-2]
+        if head:
+            groups.insert(0, head)
+        whole = ",".join(groups + [tail])
+    return f"₹{whole}.{fraction}"
+
+
+def time_left(deadline) -> dict:
+    seconds = max(0, int((deadline - timezone.now()).total_seconds()))
+    minutes = math.ceil(seconds / 60)
+    if seconds >= 2 * 3600:
+        text = f"{round(seconds / 3600)} hours"
+    elif minutes > 1:
+        text = f"{minutes} minutes"
+    else:
+        text = "less than a minute" if seconds < 60 else "1 minute"
+    return {"seconds": seconds, "text": text, "deadline": deadline}
+
+
+def qr_data_uri(text: str) -> str:
+    """A QR code of `text`, drawn on the server as SVG (no JavaScript, no external address)."""
+    import qrcode
+    import qrcode.image.svg
+
+    image = qrcode.make(text, image_factory=qrcode.image.svg.SvgPathFillImage, box_size=10, border=2)
+    buffer = io.BytesIO()
+    image.save(buffer)
+    return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+def upi_link_of(payment: Payment) -> str:
+    """The payment's UPI link (payments.services.upi), for its QR code and the app button."""
+    from payments.services.upi import upi_link
+
+    return upi_link(payment)
+
+
+def page_context(request, payment: Payment, **extra) -> dict:
+    """What every checkout page shows: the merchant, the amount in rupees, the time left, the
+    sandbox banner and the cancel address; `extra` adds the page's own."""
+    merchant = payment.merchant
+    context = {
+        "payment": payment,
+        "merchant_name": merchant.name,
+        "amount_display": format_inr(payment.amount),
+        "time_left": time_left(payment.expires_at),
+        "sandbox": not settings.IS_PRODUCTION,
+        "cancel_url": reverse("checkout:cancel", args=[payment.payment_id]),
+    }
+    context.update(extra)
+    return context
+
+
+def render_methods(request, payment: Payment, *, open_method: str = "", errors=None, status: int = 200):
+    """The methods page, `open_method` unfolded and `errors` shown by field."""
+    pid = payment.payment_id
+    upi_link = upi_link_of(payment)
+    methods = [{"code": code.value, "label": label, "hint": hint, "open": code.value == open_method}
+               for code, label, hint in METHODS]
+    context = page_context(
+        request, payment, methods=methods, errors=errors or {}, open_method=open_method,
+        upi_link=upi_link, upi_qr=qr_data_uri(upi_link),
+        banks=sorted(BANKS.items(), key=lambda item: item[1]),
+        wallets=sorted(WALLETS.items(), key=lambda item: item[1]),
+        urls={name.replace("-", "_"): reverse(f"checkout:{name}", args=[pid])
+              for name in ("upi", "card", "card-saved", "netbanking", "wallet", "transfer-start", "status")},
+        # Tokenisation beta (staging only): the session's saved card, or the consent to save one.
+        saved_card=token_for_checkout(payment=payment),
+        save_card_text=card_consent_text(payment.merchant.name),
+        test_vpas=UPI_TEST_VPAS,
+        rtgs_minimum=format_inr(20_000_000),
+    )
+    return render(request, "checkout/page.html", context, status=status)
+
+
+def plain(exc: GatewayError) -> str:
+    """An error's message for a person: without the API field name in front, capitalised."""
+    message = exc.message
+    if exc.field and message.startswith(f"{exc.field}: "):
+        message = message[len(exc.field) + 2:]
+    return message[:1].upper() + message[1:]
