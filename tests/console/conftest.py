@@ -3,7 +3,6 @@ merchants whose webhook address is a real receiver on loopback, and payments wit
 from __future__ import annotations
 
 import itertools
-import os
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -19,6 +18,7 @@ from payments.services.hosted import hosted_card_pay, hosted_card_verify_otp, ho
 from refunds.models import Refund
 from refunds.services import refund_create
 from refunds.tasks import refund_process
+from tests.support.browser import shared_chromium
 from tests.support.factories import make_merchant
 from tests.support.receiver import Receiver
 from webhooks.models import WebhookDelivery
@@ -103,33 +103,17 @@ def ago(**kwargs):
 
 # --- a real browser ------------------------------------------------------------------------------
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 
 
 @pytest.fixture(scope="module")
 def chromium():
-    """The system's Chromium through Playwright (never `playwright install`). Module-scoped:
-    Playwright's sync API keeps an event loop running in the test thread while it is open,
-    which must not outlive the browser tests (Django's async-safety checks, other suites'
-    own Playwright)."""
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
-    # between browser steps are deliberate.
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            yield browser
-            browser.close()
-    finally:
-        if previous is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+    """The system's Chromium through Playwright (never `playwright install`), shared with the
+    other browser suites of the run (tests.support.browser): Playwright's sync API allows one
+    instance per thread, so a console run after tests/tokens or tests/payments/hosted, whose
+    browsers live for the session, must not start a second."""
+    with shared_chromium() as browser:
+        yield browser
 
 
 def screenshot(page, name: str) -> Path:
