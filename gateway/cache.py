@@ -8,8 +8,9 @@
   Django's contract unchanged (ValueError when the key does not exist).
 
 And one operation Django's cache has not: `count(key, timeout)`, one more hit on a counter that
-is created with its timeout, in one round trip. The rate limiter (gateway.ratelimit) counts
-every API request with it, so it skips redis-py's command machinery (retry wrapper, pool
+is created with its timeout, in one round trip. `counter_hit` counts with it on Redis and with
+add and incr on any other Django cache; the rate limiter (gateway.ratelimit) counts every API
+request with it, and the checkout its wrong links (payments.checkout.access), so it skips redis-py's command machinery (retry wrapper, pool
 checkout and return, event dispatch, response callbacks: 180 µs of CPU a call became 110,
 measured in-process) and talks to Redis on a connection each thread keeps.
 """
@@ -110,3 +111,19 @@ class RedisCache(DjangoRedisCache):
         """One more hit on the counter `key`, which lives `timeout` seconds from its first hit;
         returns the count so far (1 for the first). One round trip."""
         return self._cache.count(self.make_and_validate_key(key, version=version), timeout)
+
+
+def counter_hit(cache, key: str, timeout: int) -> int:
+    """One more hit on the counter `key` of the Django cache `cache`, a counter that lives
+    `timeout` seconds from its first hit (a fixed window); the count so far, 1 for the first.
+    One round trip on Redis (RedisCache.count); on any other cache (the quick start's local
+    memory) incr, or add for the window's first hit."""
+    count = getattr(cache, "count", None)
+    if count is not None:
+        return count(key, timeout)
+    try:
+        return cache.incr(key)
+    except ValueError:  # the window's first hit
+        if cache.add(key, 1, timeout=timeout):
+            return 1
+        return cache.incr(key)  # another process started the window just now

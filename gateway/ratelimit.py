@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
+from gateway.cache import counter_hit
 from gateway.models import Merchant
 
 logger = logging.getLogger("gateway.ratelimit")
@@ -34,7 +35,7 @@ class MerchantRateThrottle(BaseThrottle):
         window = int(time.time())
         key = f"rl:{ident}:{window}"
         try:
-            count = _count(key)
+            count = counter_hit(cache, key, _COUNTER_SECONDS)
         except Exception:
             logger.exception("rate limit not applied: the cache is unreachable")
             return True
@@ -50,16 +51,3 @@ class MerchantRateThrottle(BaseThrottle):
 # the window ended.
 _COUNTER_SECONDS = 5
 
-
-def _count(key: str) -> int:
-    """One more request in the window counted under `key`; the count so far."""
-    count = getattr(cache, "count", None)
-    if count is not None:  # Redis (gateway.cache): one round trip
-        return count(key, _COUNTER_SECONDS)
-    # Any other Django cache (the quick start's local memory).
-    try:
-        return cache.incr(key)
-    except ValueError:  # the window's first request
-        if cache.add(key, 1, timeout=_COUNTER_SECONDS):
-            return 1
-        return cache.incr(key)  # another request started the window just now

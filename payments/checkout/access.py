@@ -17,6 +17,7 @@ from django.core.cache import cache
 from django.utils.decorators import decorator_from_middleware
 from django.views.decorators.cache import never_cache
 
+from gateway.cache import counter_hit
 from gateway.clientip import client_ip
 from gateway.errors import NotFound, RateLimited
 from payments.models import Payment
@@ -59,12 +60,7 @@ def ensure_not_limited(request) -> None:
 
 
 def count_bad_secret(request) -> None:
-    key = _bad_secret_key(request)
-    cache.add(key, 0, timeout=BAD_SECRET_WINDOW_SECONDS)
-    try:
-        cache.incr(key)
-    except ValueError:  # evicted between add and incr
-        cache.set(key, 1, timeout=BAD_SECRET_WINDOW_SECONDS)
+    counter_hit(cache, _bad_secret_key(request), BAD_SECRET_WINDOW_SECONDS)
 
 
 def grant(request, payment: Payment) -> None:

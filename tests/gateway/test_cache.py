@@ -1,9 +1,13 @@
-"""gateway.cache: the Redis cache's `count`, on the real Redis the tests run against."""
+"""gateway.cache: the Redis cache's `count`, on the real Redis the tests run against, and
+`counter_hit` on it and on the quick start's local-memory cache."""
 import os
 import uuid
 
 import pytest
 from django.core.cache import cache
+from django.core.cache.backends.locmem import LocMemCache
+
+from gateway.cache import counter_hit
 
 
 @pytest.fixture
@@ -65,3 +69,12 @@ def test_a_forked_child_counts_on_its_own_connection(key):
     os.waitpid(pid, 0)
     assert os.read(read_end, 100).decode() == "2 False"
     assert cache.count(key, 5) == 3
+
+
+@pytest.mark.parametrize("where", ["redis", "local memory"])
+def test_counter_hit_counts_a_window_from_one_on_either_cache(key, where):
+    store = cache if where == "redis" else LocMemCache(f"test-{key}", {})
+    assert [counter_hit(store, key, 5) for _ in range(3)] == [1, 2, 3]
+    assert counter_hit(store, key + "-other", 5) == 1
+    store.delete(key)  # the window ended
+    assert counter_hit(store, key, 5) == 1
