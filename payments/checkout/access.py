@@ -21,7 +21,7 @@ from gateway.cache import counter_hit
 from gateway.clientip import client_ip
 from gateway.errors import NotFound, RateLimited
 from payments.models import Payment
-from payments.selectors import payment_get_hosted
+from payments.selectors import payment_get_for_checkout, payment_get_hosted
 
 SESSION_GRANTS = "checkout_grants"
 MAX_GRANTS = 20
@@ -53,22 +53,22 @@ def _bad_secret_key(request) -> str:
     return f"checkout:badsecret:{client_ip(request)}"
 
 
-def ensure_not_limited(request) -> None:
+def _ensure_not_limited(request) -> None:
     if (cache.get(_bad_secret_key(request)) or 0) >= BAD_SECRET_LIMIT:
         raise RateLimited("too many invalid checkout links from this address; try again later",
                           headers={"Retry-After": str(BAD_SECRET_WINDOW_SECONDS)})
 
 
-def count_bad_secret(request) -> None:
+def _count_bad_secret(request) -> None:
     counter_hit(cache, _bad_secret_key(request), BAD_SECRET_WINDOW_SECONDS)
 
 
-def grant(request, payment: Payment) -> None:
+def _grant(request, payment: Payment) -> None:
     grants = [pid for pid in request.session.get(SESSION_GRANTS, []) if pid != payment.payment_id]
     request.session[SESSION_GRANTS] = (grants + [payment.payment_id])[-MAX_GRANTS:]
 
 
-def has_grant(request, payment_id: str) -> bool:
+def _has_grant(request, payment_id: str) -> bool:
     return payment_id in request.session.get(SESSION_GRANTS, [])
 
 
@@ -77,8 +77,23 @@ def granted_payment(request, payment_id: str) -> Payment:
     has access is never limited, however much others behind the same address (a NAT, an office,
     a carrier) probe. Without it: RATE_LIMITED once the address is over the limit, else
     NOT_FOUND (counted)."""
-    if has_grant(request, payment_id):
+    if _has_grant(request, payment_id):
         return payment_get_hosted(payment_id=payment_id)
-    ensure_not_limited(request)
-    count_bad_secret(request)
+    _ensure_not_limited(request)
+    _count_bad_secret(request)
     raise NotFound()
+
+
+def grant_by_secret(request, payment_id: str, client_secret: str) -> None:
+    """Give this browser access to the payment if `client_secret` is its session secret (or it
+    has access already). Raises RATE_LIMITED when the address is over the limit, checked before
+    the secret is looked at, so that a limited address learns nothing from the answer (a right
+    secret must not be told from a wrong one); NOT_FOUND for a wrong secret (counted)."""
+    if _has_grant(request, payment_id):
+        return  # the customer opened the merchant's link again
+    _ensure_not_limited(request)
+    payment = payment_get_for_checkout(payment_id=payment_id, client_secret=client_secret)
+    if payment is None:
+        _count_bad_secret(request)
+        raise NotFound()
+    _grant(request, payment)

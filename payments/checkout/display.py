@@ -76,7 +76,7 @@ def upi_link_of(payment: Payment) -> str:
     return upi_link(payment)
 
 
-def page_context(request, payment: Payment, **extra) -> dict:
+def page_context(payment: Payment, **extra) -> dict:
     """What every checkout page shows: the merchant, the amount in rupees, the time left, the
     sandbox banner and the cancel address; `extra` adds the page's own."""
     merchant = payment.merchant
@@ -99,7 +99,7 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
     methods = [{"code": code.value, "label": label, "hint": hint, "open": code.value == open_method}
                for code, label, hint in METHODS]
     context = page_context(
-        request, payment, methods=methods, errors=errors or {}, open_method=open_method,
+        payment, methods=methods, errors=errors or {}, open_method=open_method,
         upi_link=upi_link, upi_qr=qr_data_uri(upi_link),
         banks=sorted(BANKS.items(), key=lambda item: item[1]),
         wallets=sorted(WALLETS.items(), key=lambda item: item[1]),

@@ -15,22 +15,21 @@ from django.urls import reverse
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from gateway.errors import GatewayError, NotFound
+from gateway.errors import GatewayError
 from payments.acquirer.sandbox import BANKS, TEST_OTP, WALLETS
 from payments.checkout import forms
-from payments.checkout.access import (
-    checkout_page,
-    count_bad_secret,
-    ensure_not_limited,
-    grant,
-    granted_payment,
-    has_grant,
-    sandbox_only,
+from payments.checkout.access import checkout_page, grant_by_secret, granted_payment, sandbox_only
+from payments.checkout.display import (
+    format_inr,
+    page_context,
+    plain,
+    qr_data_uri,
+    render_methods,
+    time_left,
+    upi_link_of,
 )
-from payments.checkout.display import format_inr, page_context, plain, qr_data_uri, render_methods, time_left, upi_link_of
 from payments.checkout.navigation import go_on
 from payments.models import Payment
-from payments.selectors import payment_get_for_checkout
 from payments.services import hosted
 from payments.state import InvalidTransition
 from tokens.selectors import token_for_checkout
@@ -53,17 +52,7 @@ def page(request, payment_id: str):
     it. Without: the methods while PENDING, else wherever the payment's state leads."""
     secret = request.GET.get("clientSecret")
     if secret is not None:
-        if has_grant(request, payment_id):
-            # The customer opened the merchant's link again: this browser has access already.
-            return HttpResponseRedirect(reverse("checkout:page", args=[payment_id]), status=303)
-        # Limited before the secret is looked at, so that a limited address learns nothing
-        # from the answer (a right secret must not be told from a wrong one).
-        ensure_not_limited(request)
-        payment = payment_get_for_checkout(payment_id=payment_id, client_secret=secret)
-        if payment is None:
-            count_bad_secret(request)
-            raise NotFound()
-        grant(request, payment)
+        grant_by_secret(request, payment_id, secret)
         return HttpResponseRedirect(reverse("checkout:page", args=[payment_id]), status=303)
     payment = granted_payment(request, payment_id)
     return go_on(payment, here=request.path) or render_methods(request, payment)
@@ -156,7 +145,7 @@ def card_otp(request, payment_id: str):
         else:
             errors = form.errors
     return render(request, "checkout/challenge.html",
-                  page_context(request, payment, errors=errors, test_otp=TEST_OTP, action=here))
+                  page_context(payment, errors=errors, test_otp=TEST_OTP, action=here))
 
 
 def _bank_start(request, payment_id: str, mode: str, form_class, field: str):
@@ -210,7 +199,7 @@ def transfer(request, payment_id: str):
         return redirect
     details = hosted.transfer_details(payment)
     return render(request, "checkout/transfer.html", page_context(
-        request, payment, transfer=details, time_left=time_left(payment.expires_at),
+        payment, transfer=details, time_left=time_left(payment.expires_at),
         mode_label=TRANSFER_LABELS[payment.payment_mode],
         status_url=reverse("checkout:status", args=[payment_id]),
         sandbox_url=reverse("checkout:sandbox-transfers") + f"?reference={details['reference']}",
@@ -233,7 +222,7 @@ def status(request, payment_id: str):
         return go_on(payment)
     upi_link = upi_link_of(payment) if payment.status == S.PENDING else None
     return render(request, "checkout/status.html", page_context(
-        request, payment, refresh_seconds=STATUS_REFRESH_SECONDS, upi_link=upi_link,
+        payment, refresh_seconds=STATUS_REFRESH_SECONDS, upi_link=upi_link,
         upi_qr=qr_data_uri(upi_link) if upi_link else None,
         back_url=reverse("checkout:page", args=[payment_id]),
     ))
@@ -278,7 +267,7 @@ def sandbox_bank(request, payment_id: str):
     is_wallet = payment.payment_mode == M.WALLET
     provider = (WALLETS if is_wallet else BANKS).get(payment.bank_code, payment.bank_code)
     return render(request, "checkout/sandbox_bank.html",
-                  page_context(request, payment, provider=provider, is_wallet=is_wallet, action=here, errors=errors))
+                  page_context(payment, provider=provider, is_wallet=is_wallet, action=here, errors=errors))
 
 
 @checkout_page
