@@ -78,35 +78,34 @@ def payment_search(queryset: QuerySet, term: str) -> tuple[QuerySet, list[Identi
 
 def refund_search(queryset: QuerySet, term: str) -> QuerySet:
     """`queryset` (of refunds) narrowed to those `term` names exactly: refundId, the bank's
-    refund reference, the payment's sabpaisaTxnId or merchantTxnId, or the merchant's code.
-    The payment and merchant keys are resolved first, as payment_search does for webhook
-    events, so every branch of the OR is an index on the refunds table."""
-    from gateway.models import Merchant
-
+    refund reference, the payment's sabpaisaTxnId or merchantTxnId, or the merchant's code."""
     term = term.strip()
     if not term:
         return queryset
-    payments = list(Payment.objects.filter(Q(sabpaisa_txn_id=term) | Q(merchant_txn_id=term))
-                    .values_list("pk", flat=True))
-    merchants = list(Merchant.objects.filter(code=term).values_list("pk", flat=True))
-    return queryset.filter(Q(refund_id=term) | Q(bank_refund_reference=term) | Q(payment__in=payments)
-                           | Q(merchant__in=merchants))
+    return _by_own_payment_or_merchant(queryset, term, own=Q(refund_id=term) | Q(bank_refund_reference=term),
+                                       payment=Q(sabpaisa_txn_id=term) | Q(merchant_txn_id=term))
 
 
 def token_search(queryset: QuerySet, term: str) -> QuerySet:
     """`queryset` (of card tokens) narrowed to those `term` names exactly: tokenId, the paymentId
-    or sabpaisaTxnId of the payment it was saved in, or the merchant's code. Like refund_search,
-    the payment and merchant keys are resolved first, so every branch of the OR is an index
-    on the tokens table."""
-    from gateway.models import Merchant
-
+    or sabpaisaTxnId of the payment it was saved in, or the merchant's code."""
     term = term.strip()
     if not term:
         return queryset
-    payments = list(Payment.objects.filter(Q(payment_id=term) | Q(sabpaisa_txn_id=term.upper()))
-                    .values_list("pk", flat=True))
+    return _by_own_payment_or_merchant(queryset, term, own=Q(token_id=term),
+                                       payment=Q(payment_id=term) | Q(sabpaisa_txn_id=term.upper()))
+
+
+def _by_own_payment_or_merchant(queryset: QuerySet, term: str, *, own: Q, payment: Q) -> QuerySet:
+    """`queryset` (of a model with `payment` and `merchant` keys) narrowed to the rows `own`
+    matches, or whose payment `payment` matches, or whose merchant's code is `term`. The
+    payment and merchant keys are resolved first, as payment_search does for webhook events,
+    so every branch of the OR is an index on the queryset's own table."""
+    from gateway.models import Merchant
+
+    payments = list(Payment.objects.filter(payment).values_list("pk", flat=True))
     merchants = list(Merchant.objects.filter(code=term).values_list("pk", flat=True))
-    return queryset.filter(Q(token_id=term) | Q(payment__in=payments) | Q(merchant__in=merchants))
+    return queryset.filter(own | Q(payment__in=payments) | Q(merchant__in=merchants))
 
 
 def matched_by(payment: Payment, term: str) -> str:
