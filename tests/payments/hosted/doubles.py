@@ -97,11 +97,9 @@ class ScriptedAcquirer(SandboxAcquirer):
 
 
 def use_acquirer(monkeypatch, acquirer) -> None:
-    """Make the payment services talk to `acquirer`."""
-    monkeypatch.setattr("payments.services.hosted.cards.get_acquirer", lambda: acquirer)
-    monkeypatch.setattr("payments.services.hosted.banks.get_acquirer", lambda: acquirer)
-    monkeypatch.setattr("payments.services.upi.get_acquirer", lambda: acquirer)
-    monkeypatch.setattr("payments.services.cutoff.get_acquirer", lambda: acquirer)
+    """Make every caller of payments.acquirer.get_acquirer() talk to `acquirer`: replaced where
+    get_acquirer loads the configured one, so no module that calls it can be missed."""
+    monkeypatch.setattr("payments.acquirer._load", lambda name: acquirer)
 
 
 def scripted_acquirer(monkeypatch):
