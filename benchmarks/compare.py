@@ -69,10 +69,10 @@ class Side:
         after = self.cpu.snapshot()
         result = json.loads(out.stdout.split("WRKJSON ", 1)[1])
         ok = result["requests"] - result["non2xx"]
-        per_process = {k: 1000 * (after[k] - before[k]) / max(result["requests"], 1)
-                       for k in after if not k.startswith("_")}
+        requests = max(result["requests"], 1)
+        per_process = {k: 1000 * (after[k] - before[k]) / requests for k in after if not k.startswith("_")}
         self.results[name].append({"ok_per_s": ok / (result["duration_us"] / 1e6),
-                                   "cpu_ms": sum(v for k, v in per_process.items() if k != "loadgen"),
+                                   "cpu_ms": 1000 * CpuMeter.server_seconds(before, after) / requests,
                                    "per_process": per_process, "non2xx": result["non2xx"]})
 
     def receiver_stats(self) -> dict:
