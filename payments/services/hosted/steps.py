@@ -95,30 +95,23 @@ _DECLINED = {"card_verify_otp": "3-D Secure authentication failed", "bank_author
 def step_answer_apply(payment: Payment, step: str, answer: AcquirerAnswer, *,
                       recorded_as: str | None = None) -> Payment | None:
     """The acquirer's answer to a claimed money-moving step (card_verify_otp, bank_authorize,
-    transfer_received), recorded as `recorded_as` (default: the step) and applied: SUCCESS or
-    FAILED (_acquirer_answer_apply). A transfer the bank could not confirm is no decline: its
-    funds stay with the bank, the answer is recorded, the claim given back and None returned
-    (the payment stays open). Raises InvalidTransition as _acquirer_answer_apply does."""
-    recorded_as = recorded_as or step
-    if step == "transfer_received" and answer.outcome != Outcome.APPROVED:
-        acquirer_answer_record(payment_id=payment.pk, step=recorded_as, answer=answer)
-        acquirer_call_release(payment.pk)
-        return None
-    return _acquirer_answer_apply(payment, recorded_as, answer, declined=_DECLINED.get(step, ""))
-
-
-def _acquirer_answer_apply(payment: Payment, step: str, answer: AcquirerAnswer, *, declined: str) -> Payment:
-    """Record the acquirer's final answer to a claimed call: APPROVED makes the payment
-    SUCCESS with its RRN, anything else FAILED. An approval that finds the payment final
-    already (it expired during the call) is kept with its RRN for reversal, then
+    transfer_received), recorded as `recorded_as` (default: the step) and applied, the claim
+    ending with it: APPROVED makes the payment SUCCESS with its RRN, anything else FAILED. A
+    transfer the bank could not confirm is no decline: its funds stay with the bank, the claim
+    is given back and None returned (the payment stays open). An approval that finds the
+    payment final already (it expired during the call) is kept with its RRN for reversal, then
     InvalidTransition is raised as for any late answer."""
-    acquirer_answer_record(payment_id=payment.pk, step=step, answer=answer)
+    recorded_as = recorded_as or step
+    acquirer_answer_record(payment_id=payment.pk, step=recorded_as, answer=answer)
     if answer.outcome == Outcome.APPROVED:
         try:
             return payment_mark_succeeded(payment_id=payment.pk, bank_rrn=answer.reference,
                                           acquirer_call_started_at=None)
         except InvalidTransition:
-            acquirer_approval_refused(payment_id=payment.pk, step=step, bank_rrn=answer.reference)
+            acquirer_approval_refused(payment_id=payment.pk, step=recorded_as, bank_rrn=answer.reference)
             raise
-    return payment_mark_failed(payment_id=payment.pk, reason=answer.message or declined,
+    if step == "transfer_received":
+        acquirer_call_release(payment.pk)
+        return None
+    return payment_mark_failed(payment_id=payment.pk, reason=answer.message or _DECLINED.get(step, ""),
                                acquirer_call_started_at=None)
