@@ -1,4 +1,5 @@
-"""Who may see a checkout page, and the decorators every checkout and sandbox page wears.
+"""Who may see a checkout page, and the decorator every checkout and sandbox page wears. (The
+sandbox pages, under /sandbox/, are 404 in production: gateway.middleware.SandboxGateMiddleware.)
 
 The customer arrives with ?clientSecret=...; a valid secret grants this browser's session
 access to that one payment and the customer is sent on to the same address without the
@@ -9,10 +10,7 @@ X-Forwarded-For behind TRUSTED_PROXY_COUNT proxies); too many in a window answer
 """
 from __future__ import annotations
 
-from functools import wraps
-
 from csp.middleware import CSPMiddleware
-from django.conf import settings
 from django.core.cache import cache
 from django.utils.decorators import decorator_from_middleware
 from django.views.decorators.cache import never_cache
@@ -37,16 +35,6 @@ def checkout_page(view):
     """Every checkout and sandbox page: the CSP header, and never cached. (A GatewayError a
     view raises becomes the JSON envelope in gateway.middleware.ApiErrorMiddleware.)"""
     return checkout_csp(never_cache(view))
-
-
-def sandbox_only(view):
-    """The sandbox pages stand in for banks and customers' transfers: 404 in production."""
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        if settings.IS_PRODUCTION:
-            raise NotFound()
-        return view(request, *args, **kwargs)
-    return wrapped
 
 
 def _bad_secret_key(request) -> str:

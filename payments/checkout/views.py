@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from gateway.errors import GatewayError
 from payments.acquirer.sandbox import BANKS, TEST_OTP, WALLETS
 from payments.checkout import forms
-from payments.checkout.access import checkout_page, grant_by_secret, granted_payment, sandbox_only
+from payments.checkout.access import checkout_page, grant_by_secret, granted_payment
 from payments.checkout.display import (
     format_inr,
     page_context,
@@ -240,10 +240,9 @@ def cancel(request, payment_id: str):
     return go_on(payment)
 
 
-# --- sandbox pages (staging only) -----------------------------------------------------------
+# --- sandbox pages (staging only: SandboxGateMiddleware answers 404 under /sandbox/ in production)
 
 @checkout_page
-@sandbox_only
 @require_http_methods(["GET", "POST"])
 def sandbox_bank(request, payment_id: str):
     """Stands in for the bank's (or wallet's) own page: the tester approves or declines."""
@@ -271,7 +270,6 @@ def sandbox_bank(request, payment_id: str):
 
 
 @checkout_page
-@sandbox_only
 @require_http_methods(["GET", "POST"])
 def sandbox_transfers(request):
     """Stands in for the bank telling us that a NEFT/RTGS transfer or a cash deposit arrived:
