@@ -25,7 +25,6 @@ from payments.checkout.display import (
     plain,
     qr_data_uri,
     render_methods,
-    time_left,
     upi_link_of,
 )
 from payments.checkout.navigation import go_on
@@ -199,8 +198,7 @@ def transfer(request, payment_id: str):
         return redirect
     details = hosted.transfer_details(payment)
     return render(request, "checkout/transfer.html", page_context(
-        payment, transfer=details, time_left=time_left(payment.expires_at),
-        mode_label=TRANSFER_LABELS[payment.payment_mode],
+        payment, transfer=details, mode_label=TRANSFER_LABELS[payment.payment_mode],
         status_url=reverse("checkout:status", args=[payment_id]),
         sandbox_url=reverse("checkout:sandbox-transfers") + f"?reference={details['reference']}",
     ))
