@@ -8,11 +8,12 @@
   Django's contract unchanged (ValueError when the key does not exist).
 
 And one operation Django's cache has not: `count(key, timeout)`, one more hit on a counter that
-is created with its timeout, in one round trip. `counter_hit` counts with it on Redis and with
-add and incr on any other Django cache; the rate limiter (gateway.ratelimit) counts every API
-request with it, and the checkout its wrong links (payments.checkout.access), so it skips redis-py's command machinery (retry wrapper, pool
-checkout and return, event dispatch, response callbacks: 180 µs of CPU a call became 110,
-measured in-process) and talks to Redis on a connection each thread keeps.
+is created with its timeout, in one round trip. It skips redis-py's command machinery (retry
+wrapper, pool checkout and return, event dispatch, response callbacks: 180 µs of CPU a call
+became 110, measured in-process) and talks to Redis on a connection each thread keeps.
+`counter_hit` counts with it on Redis, and with add and incr on any other Django cache: the
+rate limiter (gateway.ratelimit) counts every API request with it, the checkout its wrong
+links (payments.checkout.access).
 """
 from __future__ import annotations
 
