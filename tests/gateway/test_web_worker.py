@@ -14,8 +14,7 @@ import pytest
 from gateway.web_worker import EXCLUSIVE, ExclusiveWait
 
 ROOT = Path(__file__).resolve().parents[2]
-# Linux 4.5+ only; elsewhere the worker waits with select() as gunicorn does, and there is
-# nothing of ours to test. The gunicorn.conf.py test runs everywhere.
+# EPOLLEXCLUSIVE is Linux 4.5+. The gunicorn.conf.py test runs everywhere.
 needs_epoll_exclusive = pytest.mark.skipif(
     EXCLUSIVE is None, reason="no Linux epoll with EPOLLEXCLUSIVE here: the worker falls back to gunicorn's own "
                               "select() wait, which has nothing of ours to test")
