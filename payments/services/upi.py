@@ -14,8 +14,8 @@ SANDBOX_UPI_SUCCESS_DELAY_SECONDS by a Celery task (and by the payments sweep, s
 message be lost), and its deadline is moved past that approval so it cannot expire first;
 failure@sandbox is declined at once; timeout@sandbox is never approved and the payment expires
 at min(now + SANDBOX_UPI_TIMEOUT_SECONDS, its own expiry). An approval that still finds the
-payment EXPIRED or FAILED is logged and kept with its RRN for reversal
-(payments.services.acquirer_answers).
+payment EXPIRED or FAILED is logged, kept with its RRN and reversed
+(payments.services.reversals).
 """
 from __future__ import annotations
 
@@ -37,9 +37,9 @@ from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import (
     STATUS_QUERY_AFTER,
     acquirer_answer_record,
-    acquirer_approval_refused,
     status_queries_run,
 )
+from payments.services.reversals import payment_late_approval_handle
 from payments.services.transitions import (
     payment_expire,
     payment_note,
@@ -367,8 +367,8 @@ def _approve(payment_id: int, bank_rrn: str, *, step: str) -> Payment | None:
                                       detail={"source": "acquirer", "bankRrn": bank_rrn})
     except InvalidTransition:
         # Final already. Approved twice: the first answer stands. Expired or failed: the money
-        # moved for a payment the merchant was told did not happen; kept for reversal.
-        acquirer_approval_refused(payment_id=payment_id, step=step, bank_rrn=bank_rrn)
+        # moved for a payment the merchant was told did not happen; it is given back.
+        payment_late_approval_handle(payment_id=payment_id, step=step, bank_rrn=bank_rrn)
         return None
 
 
