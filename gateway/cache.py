@@ -14,6 +14,12 @@ became 110, measured in-process) and talks to Redis on a connection each thread 
 `counter_hit` counts with it on Redis, and with add and incr on any other Django cache: the
 rate limiter (gateway.ratelimit) counts every API request with it, the checkout its wrong
 links (payments.checkout.access).
+
+Every operation is bounded and guarded (gateway.redisguard): the connections have socket and
+connect timeouts (REDIS_TIMEOUT_SECONDS, set in gateway.settings), a timeout is never retried,
+and after a failure the process does not ask Redis again for REDIS_RETRY_AFTER_SECONDS: the
+operations raise RedisUnavailable (a redis ConnectionError) at once, for their callers to fail
+open.
 """
 from __future__ import annotations
 
@@ -26,6 +32,8 @@ from django.core.cache.backends.redis import RedisCacheClient
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from gateway import redisguard
 
 _INCR_IF_EXISTS = """
 if redis.call('EXISTS', KEYS[1]) == 1 then
@@ -89,8 +97,10 @@ class GatewayRedisCacheClient(RedisCacheClient):
         connection = held.connection
         try:
             return self._count_on(connection, key, timeout)
-        except (RedisConnectionError, RedisTimeoutError):
-            # The connection closed itself; sending again opens a new one.
+        except RedisTimeoutError:
+            raise  # Redis is hung: asking again would only double the wait
+        except RedisConnectionError:
+            # The connection closed itself (Redis restarted); sending again opens a new one.
             return self._count_on(connection, key, timeout)
 
     @staticmethod
@@ -101,6 +111,13 @@ class GatewayRedisCacheClient(RedisCacheClient):
         except NoScriptError:  # Redis restarted and forgot the script: EVAL loads it again
             connection.send_command("EVAL", _COUNT, 1, key, timeout, check_health=False)
             return connection.read_response()
+
+
+# Every operation of Django's client that talks to Redis, and ours.
+_OPERATIONS = ("add", "get", "set", "touch", "delete", "get_many", "has_key", "incr", "set_many", "delete_many",
+               "clear", "count")
+for _name in _OPERATIONS:
+    setattr(GatewayRedisCacheClient, _name, redisguard.guarded("cache")(getattr(GatewayRedisCacheClient, _name)))
 
 
 class RedisCache(DjangoRedisCache):

@@ -7,8 +7,9 @@ before it is counted, and carries no X-RateLimit headers (per-address limits on 
 belong in the reverse proxy). Views without authentication (the schema) are counted per client
 address against the default limit.
 
-If the cache cannot be reached the request is let through and the outage logged: a Redis
-failure must not stop payments.
+If the cache cannot be reached, or does not answer within REDIS_TIMEOUT_SECONDS, the request
+is let through: a Redis failure must not stop payments. Each failure is logged; while Redis
+rests after one (gateway.redisguard: a second) requests pass without asking it.
 """
 import logging
 import time
@@ -17,6 +18,7 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
+from gateway import redisguard
 from gateway.cache import counter_hit
 from gateway.models import Merchant
 
@@ -36,8 +38,13 @@ class MerchantRateThrottle(BaseThrottle):
         key = f"rl:{ident}:{window}"
         try:
             count = counter_hit(cache, key, _COUNTER_SECONDS)
+        except redisguard.RedisUnavailable:
+            return True  # Redis failed a moment ago and rests: fail open, logged then
+        except redisguard.OUTAGE_ERRORS as exc:
+            logger.warning("rate limit not applied: Redis is unreachable (%s)", type(exc).__name__)
+            return True
         except Exception:
-            logger.exception("rate limit not applied: the cache is unreachable")
+            logger.exception("rate limit not applied: the count failed")
             return True
         request.rate_limit = (limit, max(0, limit - count))
         self._wait = window + 1 - time.time()

@@ -134,6 +134,19 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 FORMS_URLFIELD_ASSUME_HTTPS = True
 
 REDIS_URL = env.str("REDIS_URL", default="")
+# Redis trouble must not take payments down (gateway.redisguard): every Redis call a request
+# makes (cache, rate limit, publishing a task) gives up after this long, and then Redis is left
+# alone for REDIS_RETRY_AFTER_SECONDS while its users fail open.
+REDIS_TIMEOUT_SECONDS = env.float("REDIS_TIMEOUT_SECONDS", default=0.25)
+if not 0 < REDIS_TIMEOUT_SECONDS <= 5:
+    raise ImproperlyConfigured("REDIS_TIMEOUT_SECONDS must be more than 0 and at most 5 (seconds): it is how long a "
+                               "request may wait for Redis")
+REDIS_RETRY_AFTER_SECONDS = env.float("REDIS_RETRY_AFTER_SECONDS", default=1.0)
+if not 0 <= REDIS_RETRY_AFTER_SECONDS <= 60:
+    raise ImproperlyConfigured("REDIS_RETRY_AFTER_SECONDS must be between 0 and 60 (seconds)")
+# The worker's and beat's own connections to the broker: never hung for ever by a Redis that
+# stopped answering (kombu waits without limit by default), with room for BRPOP's 1 s wait.
+BROKER_SOCKET_TIMEOUT_SECONDS = 5
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -141,10 +154,17 @@ if REDIS_URL:
             "BACKEND": "gateway.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="gw"),
+            # The connection pool's: every cache call is bounded (redis-py waits for ever by
+            # default), and a timeout is not retried (gateway.cache, gateway.redisguard).
+            "OPTIONS": {"socket_timeout": REDIS_TIMEOUT_SECONDS, "socket_connect_timeout": REDIS_TIMEOUT_SECONDS},
         }
     }
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": 3600,
+        "socket_timeout": BROKER_SOCKET_TIMEOUT_SECONDS,
+        "socket_connect_timeout": BROKER_SOCKET_TIMEOUT_SECONDS,
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     # A broker that needs no server: messages are files under var/celery.

@@ -6,6 +6,7 @@ HTML 404, in the console's look.
 """
 import logging
 
+from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
 from django.template.response import TemplateResponse
@@ -32,10 +33,16 @@ def _database_ok() -> bool:
 def _broker_ok() -> bool:
     from gateway.celery import app
 
+    timeout = settings.REDIS_TIMEOUT_SECONDS
     try:
-        with app.connection_for_write() as conn:
-            # One quick attempt: a load balancer polls this, and must not wait on retries.
-            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=2)
+        # One quick attempt, bounded as a request's own use of Redis is (gateway.redisguard):
+        # a load balancer polls this, and must not wait on retries or on a hung Redis.
+        with app.connection_for_write(connect_timeout=timeout, transport_options={
+                "socket_timeout": timeout, "socket_connect_timeout": timeout}) as conn:
+            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=2 * timeout)
+            client = getattr(conn.default_channel, "client", None)
+            if client is not None:  # Redis: the connection may be open while Redis is hung
+                client.ping()
         return True
     except Exception:
         logger.exception("health check: broker unreachable")

@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from gateway.broker import tasks_publish
 from gateway.errors import IdempotencyMismatch, RefundAmountExceeded, RefundNotAllowed, ValidationError
 from gateway.models import Merchant
 from gateway.services import audit_record
@@ -226,10 +227,9 @@ def _enqueue_submit(refund_pk: int) -> None:
     """Queue the bank submission. A broker outage only delays it: the pending sweep finds it."""
     from refunds.tasks import refund_process
 
-    try:
-        refund_process.apply_async((refund_pk,), retry=False)
-    except Exception as exc:  # noqa: BLE001 - whatever the broker raises, the refund stays PENDING
-        logger.warning("refund %s not queued (%s); the pending sweep will submit it", refund_pk, type(exc).__name__)
+    # One bounded attempt, never raising (gateway.broker): the refund stays PENDING either way.
+    tasks_publish([(refund_process, (refund_pk,), None)], what=f"refund {refund_pk}",
+                  fallback="the pending sweep will submit it")
 
 
 def refund_retry_delay(attempt: int) -> timedelta:

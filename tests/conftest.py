@@ -13,6 +13,9 @@ WSGIServer.request_queue_size = max(WSGIServer.request_queue_size, 128)
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
+    from gateway import redisguard
+
+    redisguard.reset()  # an outage a test made is not the next test's
     cache.clear()
     yield
 

@@ -33,6 +33,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from gateway import sql
+from gateway.broker import tasks_publish
 from gateway.errors import ValidationError
 from gateway.models import Merchant
 from gateway.services import audit_record
@@ -58,8 +59,6 @@ BATCH_SIZE = 32
 # The share of each scheduled wait that jitter may take off (never added: the schedule is an
 # upper bound, so the first retry stays within the 10 s CONTRACT.md promises).
 RETRY_JITTER = 0.2
-
-_FAIL_FAST = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 
 INTERRUPTED_ERROR = "the worker stopped before recording a result; the merchant may or may not have received it"
 
@@ -89,19 +88,9 @@ def _enqueue_many(delivery_ids: list[int]) -> None:
 
 
 def _publish(messages, delivery_ids: list[int]) -> None:
-    from gateway.celery import app
-
-    try:
-        # Fail fast: Celery's default is to keep reconnecting for seconds, inside the
-        # caller's request, for a message the sweep makes optional anyway.
-        with app.pool.acquire(block=True, timeout=2) as conn:
-            conn.ensure_connection(**_FAIL_FAST)
-            for task, args, countdown in messages:
-                task.apply_async(args, countdown=countdown, connection=conn, retry=True, retry_policy=_FAIL_FAST)
-    except Exception as exc:  # noqa: BLE001 - whatever the broker raises, the rows stay due
-        logger.warning("webhook deliveries %s not queued (%s); the due-deliveries sweep will send them",
-                       ",".join(map(str, delivery_ids[:10])) + ("..." if len(delivery_ids) > 10 else ""),
-                       type(exc).__name__)
+    # One bounded attempt, never raising (gateway.broker): the sweep makes the message optional.
+    ids = ",".join(map(str, delivery_ids[:10])) + ("..." if len(delivery_ids) > 10 else "")
+    tasks_publish(messages, what=f"webhook deliveries {ids}", fallback="the due-deliveries sweep will send them")
 
 
 class _PendingDeliveries:

@@ -30,6 +30,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from gateway.broker import tasks_publish
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import CALL_TIME_LIMIT, AcquirerAnswer, AcquirerError, Outcome
 from payments.locks import lock_payment, lock_reversal, lock_reversal_if_free
@@ -105,11 +106,8 @@ def _enqueue_submit(reversal_pk: int) -> None:
     """Queue the send to the acquirer. A broker outage only delays it: the sweep finds it."""
     from payments.tasks import reversal_submit_task
 
-    try:
-        reversal_submit_task.apply_async((reversal_pk,), retry=False)
-    except Exception as exc:  # noqa: BLE001 - whatever the broker raises, the reversal stays PENDING
-        logger.warning("reversal %s not queued (%s); the reversals sweep will send it", reversal_pk,
-                       type(exc).__name__)
+    tasks_publish([(reversal_submit_task, (reversal_pk,), None)], what=f"reversal {reversal_pk}",
+                  fallback="the reversals sweep will send it")
 
 
 @transaction.atomic(durable=True)

@@ -29,6 +29,7 @@ from django.conf import settings
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from gateway.broker import tasks_publish
 from gateway.errors import PaymentFailed, ProcessingError, ServiceUnavailable, ValidationError
 from gateway.money import paise_to_rupees, rupees_str
 from payments.acquirer import get_acquirer
@@ -355,10 +356,9 @@ def _keep_open_for_approval(payment: Payment, vpa: str, delay: float) -> None:
 def _send_quietly(task_name: str, payment_id: int, *, countdown: float) -> None:
     from payments import tasks
 
-    try:
-        getattr(tasks, task_name).apply_async(args=[payment_id], countdown=countdown)
-    except Exception:  # noqa: BLE001 - the broker is down: the payments sweep finishes it
-        logger.warning("could not queue %s for payment %s; the sweep will", task_name, payment_id)
+    # One bounded attempt, never raising (gateway.broker): the payments sweep finishes it otherwise.
+    tasks_publish([(getattr(tasks, task_name), (payment_id,), countdown)], what=f"{task_name} of payment {payment_id}",
+                  fallback="the payments sweep will do it")
 
 
 def _approve(payment_id: int, bank_rrn: str, *, step: str) -> Payment | None:

@@ -1,7 +1,6 @@
 """Delivery through real Celery worker processes: the paths a unit test cannot reach."""
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -12,6 +11,7 @@ from django.db import transaction
 
 from tests.support.factories import make_merchant
 from tests.support.receiver import Reply
+from tests.support.spare_redis import SpareRedis
 from tests.support.worker import CeleryWorker, database_url_for_tests
 from tests.webhooks.waiting import wait_until
 from webhooks.models import WebhookDelivery
@@ -41,42 +41,6 @@ def test_an_event_recorded_in_a_transaction_is_delivered_by_the_worker(merchant_
     assert request.headers["X-Service-Event-Id"] == event.id
     assert request.body == event.body.encode()
     assert delivery.attempts == 1
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class SpareRedis:
-    """A redis-server of our own on a spare loopback port, to stop and start at will (the
-    machine's Redis on 6379 is shared and never touched)."""
-
-    def __init__(self):
-        self.port = _free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process = None
-
-    def start(self):
-        self.process = subprocess.Popen(
-            [shutil.which("redis-server"), "--bind", "127.0.0.1", "--port", str(self.port),
-             "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_until(lambda: _accepts(self.port), timeout=15, message="spare redis-server did not start")
-
-    def stop(self):
-        if self.process:
-            self.process.terminate()
-            self.process.wait(10)
-            self.process = None
-
-
-def _accepts(port) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
 
 
 @pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
