@@ -198,6 +198,10 @@ CELERY_BEAT_SCHEDULE = {
     "refunds-pending": {"task": "refunds.tasks.refunds_pending_sweep", "schedule": 30.0},
     # Late approvals' reversals whose message was lost or whose acquirer call erred.
     "reversals-pending": {"task": "payments.tasks.reversals_pending_sweep", "schedule": 30.0},
+    # Data retention (gateway/retention.py has the table): each run deletes in short batches.
+    "retention-sessions-audit": {"task": "gateway.tasks.gateway_retention_task", "schedule": 3600.0},
+    "retention-webhook-history": {"task": "webhooks.tasks.webhook_history_purge_task", "schedule": 3600.0},
+    "retention-sandbox-ledger": {"task": "payments.tasks.sandbox_calls_purge_task", "schedule": 3600.0},
     # Card expiry kept for a token the customer consented to is forgotten once it can no
     # longer become a token (docs/tokens.md).
     "card-consents-purge": {"task": "tokens.tasks.card_consents_purge_task", "schedule": 3600.0},

@@ -48,3 +48,11 @@ def reversals_pending_sweep() -> int:
     from payments.services.reversals import reversals_pending_process
 
     return reversals_pending_process()
+
+
+@shared_task(name="payments.tasks.sandbox_calls_purge_task", ignore_result=True)
+def sandbox_calls_purge_task() -> int:
+    """Delete the sandbox acquirer's call ledger past its retention (payments.services.retention)."""
+    from payments.services.retention import sandbox_calls_delete_old
+
+    return sandbox_calls_delete_old()

@@ -23,3 +23,11 @@ def deliveries_due_sweep() -> int:
     """The beat's safety net: sends whatever a lost message, a broker outage or a dead worker
     left due."""
     return services.deliveries_due_process()
+
+
+@shared_task(name="webhooks.tasks.webhook_history_purge_task", ignore_result=True)
+def webhook_history_purge_task() -> int:
+    """Delete webhook history past its retention (webhooks.retention)."""
+    from webhooks.retention import webhook_history_delete_old
+
+    return webhook_history_delete_old()

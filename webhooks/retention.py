@@ -1,0 +1,24 @@
+"""How long webhook history is kept (gateway.retention has the table of every kind of row).
+
+An event, its deliveries and their attempts (status codes, response snippets, errors) are what
+support reads when a merchant asks "did you tell us?": kept WEBHOOK_HISTORY_RETENTION, the
+question's useful life, then deleted together. An event with a delivery still due is kept
+whatever its age."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from gateway.retention import delete_in_batches
+from webhooks.models import WebhookDelivery, WebhookEvent
+
+WEBHOOK_HISTORY_RETENTION = timedelta(days=180)
+
+
+def webhook_history_delete_old(*, now=None) -> int:
+    """Webhook events older than WEBHOOK_HISTORY_RETENTION none of whose deliveries is still
+    due, with their deliveries and attempts. Returns how many events were deleted."""
+    cutoff = (now or timezone.now()) - WEBHOOK_HISTORY_RETENTION
+    due = WebhookDelivery.objects.filter(status__in=WebhookDelivery.DUE_STATUSES).values("event_id")
+    return delete_in_batches(WebhookEvent.objects.filter(created_at__lt=cutoff).exclude(pk__in=due))
