@@ -30,6 +30,7 @@ READ = (
     "gateway.view_auditrecord",
     "payments.view_payment",
     "payments.view_paymentevent",
+    "payments.view_reversal",
     "refunds.view_refund",
     "refunds.view_refundevent",
     "webhooks.view_webhookevent",
@@ -43,6 +44,9 @@ RESEND_WEBHOOK = "webhooks.change_webhookdelivery"  # resend now, send a test ev
 DELETE_TOKEN = "tokens.revoke_token"                # delete a card token through tokens.services (tokens/admin.py)
 INITIATE_REFUND = "refunds.initiate_refund"         # start a refund (refunds/admin.py)
 EXPORT_SETTLEMENT = "payments.export_settlement"    # settlement CSV (gateway/console/views.py)
+# A late approval the acquirer would not reverse, recorded as given back by hand (Needs
+# attention): giving a customer money back is what the refund permission is for.
+SETTLE_REVERSAL = INITIATE_REFUND
 ADD_MERCHANT = "gateway.add_merchant"               # onboard a merchant (credentials shown once)
 CHANGE_MERCHANT = "gateway.change_merchant"         # edit a merchant, rotate its key and secrets
 

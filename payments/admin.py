@@ -177,6 +177,8 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
                  name="console_dashboard"),
             path("settlement-export/", wrap(lambda request: console_views.settlement_export_view(request, self)),
                  name="console_settlement_export"),
+            path("needs-attention/", wrap(lambda request: console_views.needs_attention_view(request, self)),
+                 name="console_needs_attention"),
         ] + super().get_urls()
 
     def resend_webhook_view(self, request, payment_pk: int, delivery_pk: int):

@@ -246,8 +246,9 @@ class Reversal(models.Model):
         PENDING = "PENDING"      # to be sent to the acquirer (again, after an error)
         REVERSED = "REVERSED"    # the acquirer gave the money back; `reference` is its reference
         FAILED = "FAILED"        # the acquirer refused: a person must return the money
+        SETTLED = "SETTLED"      # a person returned the money another way (`note` says how)
 
-    FINAL_STATUSES = (Status.REVERSED, Status.FAILED)
+    FINAL_STATUSES = (Status.REVERSED, Status.SETTLED)
 
     payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="reversals")
     # The late approval: the acquirer call that approved, its bank reference and the amount.
@@ -263,6 +264,9 @@ class Reversal(models.Model):
     # holds it until then while the acquirer answers, or an error's backoff runs).
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
+    # SETTLED: who recorded it in the console, and how the money went back.
+    settled_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    note = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     completed_at = models.DateTimeField(null=True, blank=True)

@@ -40,11 +40,14 @@ R = Reversal.Status
 
 REVERSAL_TRANSITIONS: dict[str, frozenset[str]] = {
     # The acquirer's answer: the money went back (with its reference), or it refused. An error
-    # is no answer: the reversal stays PENDING and is sent again.
-    R.PENDING: frozenset({R.REVERSED, R.FAILED}),
-    # Final. A refused reversal is for a person to settle with the acquirer (the console's queue).
+    # is no answer: the reversal stays PENDING and is sent again, unless a person gave the money
+    # back another way meanwhile (the console's "Needs attention" queue).
+    R.PENDING: frozenset({R.REVERSED, R.FAILED, R.SETTLED}),
+    # Refused by the acquirer: waits in the console's queue for a person to give it back.
+    R.FAILED: frozenset({R.SETTLED}),
+    # Final.
     R.REVERSED: frozenset(),
-    R.FAILED: frozenset(),
+    R.SETTLED: frozenset(),
 }
 
 

@@ -66,7 +66,7 @@ def _url(name: str, *args) -> str | None:
 @dataclass
 class Entry:
     at: datetime
-    category: str      # status, acquirer, redirect, note, webhook, attempt, refund, bank, staff, token
+    category: str      # status, acquirer, redirect, reversal, note, webhook, attempt, refund, bank, staff, token
     title: str
     details: list[tuple[str, str]] = field(default_factory=list)
     link: tuple[str, str] | None = None        # (address, label)
@@ -98,6 +98,13 @@ def _payment_entries(payment: Payment) -> list[Entry]:
             continue
         elif event.kind == PaymentEvent.Kind.REDIRECT:
             title = f"Customer sent back to the merchant ({event.detail.get('status', '')})"
+        elif event.kind == PaymentEvent.Kind.REVERSAL:
+            # A late approval given back (payments.services.reversals): its status changes and sends.
+            if event.to_status:
+                moved = f"{event.from_status} → {event.to_status}" if event.from_status else f"created {event.to_status}"
+                title = f"Late approval {event.detail.get('approval', '')}: reversal {moved}"
+            else:
+                title = f"Late approval {event.detail.get('approval', '')}: {event.detail.get('action', 'reversal')}"
         else:
             title = "Note"
         entries.append(Entry(event.created_at, event.kind, title, _details(event.detail), sequence=event.pk))

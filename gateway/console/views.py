@@ -1,4 +1,5 @@
-"""The console's own pages: the operations dashboard and the settlement export. Mounted by
+"""The console's own pages: the operations dashboard, the "Needs attention" queue and the
+settlement export. Mounted by
 payments.admin.PaymentAdmin.get_urls inside the admin (login, staff check, the admin's look);
 each checks its permission itself (gateway/roles.py)."""
 from __future__ import annotations
@@ -6,16 +7,19 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django import forms
-from django.core.exceptions import PermissionDenied
-from django.http import StreamingHttpResponse
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.contrib import messages
+from django.http import HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_http_methods
 
 from gateway import roles
+from gateway.console.attention import REVERSAL_SENDS_BEFORE_WARNING, attention_sections
 from gateway.console.dashboard import dashboard_context
 from gateway.console.days import day_bounds, today
 from gateway.console.settlement import settlement_csv_lines, settlement_filename, settlement_rows, settlement_totals
 from gateway.console.display import money
+from gateway.errors import ValidationError
 from gateway.models import Merchant
 from gateway.services import audit_record
 
@@ -73,3 +77,31 @@ def settlement_export_view(request, model_admin):
     context = {**model_admin.admin_site.each_context(request), "title": "Settlement export", "form": form,
                "preview": preview, "opts": model_admin.model._meta}
     return TemplateResponse(request, "admin/console/settlement_export.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def needs_attention_view(request, model_admin):
+    """The queue (gateway.console.attention). POST records a late approval given back by hand:
+    `reversal` (its id) and `note` (how), for staff holding SETTLE_REVERSAL."""
+    _require(request, "payments.view_payment", "The Needs attention queue")
+    if request.method == "POST":
+        _require(request, roles.SETTLE_REVERSAL, "Recording a late approval as given back by hand")
+        from payments.services.reversals import reversal_settle
+        from payments.state import InvalidReversalTransition
+
+        try:
+            reversal = reversal_settle(reversal_pk=int(request.POST.get("reversal", "0") or 0), actor=request.user,
+                                       note=request.POST.get("note", ""))
+        except (ValidationError, InvalidReversalTransition) as exc:
+            messages.error(request, f"Not recorded: {exc.message}")
+        except (ValueError, ObjectDoesNotExist):
+            messages.error(request, "Not recorded: no such late approval")
+        else:
+            messages.success(request, f"Recorded: approval {reversal.bank_rrn} of payment "
+                                      f"{reversal.payment.sabpaisa_txn_id} was given back by hand.")
+        return HttpResponseRedirect(request.path)
+    context = {**model_admin.admin_site.each_context(request), "title": "Needs attention",
+               "sections": attention_sections(), "opts": model_admin.model._meta,
+               "can_settle": request.user.has_perm(roles.SETTLE_REVERSAL),
+               "sends_warning": REVERSAL_SENDS_BEFORE_WARNING}
+    return TemplateResponse(request, "admin/console/needs_attention.html", context)

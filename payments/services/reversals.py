@@ -31,6 +31,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from gateway.broker import tasks_publish
+from gateway.errors import ValidationError
+from gateway.services import audit_record
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import CALL_TIME_LIMIT, AcquirerAnswer, AcquirerError, Outcome
 from payments.locks import lock_payment, lock_reversal, lock_reversal_if_free
@@ -189,6 +191,29 @@ def reversal_submit(*, reversal_pk: int, now: datetime | None = None) -> Reversa
                reference=answer.reference)
         return reversal
     return _reversal_error(reversal_pk, attempt, f"unexpected acquirer outcome {answer.outcome.value}", now)
+
+
+@transaction.atomic(durable=True)
+def reversal_settle(*, reversal_pk: int, actor, note: str) -> Reversal:
+    """A person gave a late approval's money back another way (the acquirer refused the
+    reversal, or never answered it): PENDING or FAILED -> SETTLED, with `note` saying how
+    (for example the bank transfer's reference). The reversal leaves the console's queue and
+    is not sent to the acquirer again; the payment's story and the audit log say who.
+    Raises ValidationError without a note, InvalidReversalTransition when it is final."""
+    note = (note or "").strip()
+    if not note:
+        raise ValidationError("say how the money went back to the customer", field="note")
+    reversal = lock_reversal(reversal_pk)
+    ensure_reversal_transition(reversal.status, R.SETTLED)
+    previous = reversal.status
+    reversal.status, reversal.note, reversal.settled_by = R.SETTLED, note[:500], actor
+    reversal.next_attempt_at, reversal.completed_at = None, timezone.now()
+    reversal.save()
+    actor_name = actor.get_username()
+    _event(reversal, from_status=previous, to_status=R.SETTLED, by=actor_name, note=reversal.note)
+    audit_record(actor=actor, action="reversal.settle", obj=reversal, merchant=reversal.payment.merchant,
+                 before={"status": previous}, after={"status": R.SETTLED, "note": reversal.note})
+    return reversal
 
 
 def reversals_due(now: datetime):
