@@ -10,12 +10,18 @@ trivial receiver on loopback. Meanwhile this script:
   a webhook attempt is in flight, and starts a new one;
 - restarts Redis twice (no persistence: every queued message is lost) and PostgreSQL once
   (an immediate stop, that is a crash, then recovery);
-- has the receiver answer 500 for 15 s and hang without answering for 15 s.
+- hangs Redis (SIGSTOP) for 20 s, and SIGKILLs a gunicorn worker three times (once during
+  the hang) while requests are in flight;
+- has the receiver answer 500 for 15 s and hang without answering for 15 s;
+- plays a second merchant (a few orders, paid, declined and refunded, throughout) whose
+  receiver is down for the whole run and comes back once the traffic ends.
 
 Then it waits for the system to settle and prints: events recorded, delivered, lost (must be
 0), duplicate deliveries (allowed, each with its event id and identical body), payments
-created twice (0), refunds over the paid amount (0) and 5xx answers outside the seconds
-PostgreSQL was down. Bounded: it stops by itself, in about 6 minutes.
+created twice (0), refunds over the paid amount (0), refunds lost or doubled (0), 5xx answers
+outside the seconds PostgreSQL was down (0), the longest answer during the Redis hang, and
+what the down receiver got once back (everything). Bounded: it stops by itself, in about 7
+minutes.
 
 Usage: benchmarks/faults [--orders 1400] [--rate 8] [--kills 20] [--json FILE]
 """
@@ -24,18 +30,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 
+from benchmarks import faultload
 from benchmarks.stack import PYTHON, ROOT, Stack
 
 # Ports of their own, so that the fault run and benchmarks/run can run side by side.
 PORTS = {"pg_port": 5442, "redis_port": 6392, "web_port": 8394}
 RECEIVER_PORT = 8395
+# The second merchant's receiver: down (nothing listens) until the traffic ends.
+DOWN_RECEIVER_PORT = 8396
+DOWN_MERCHANT = "FAULTSDOWN"
+DOWN_ORDERS = 35
+REDIS_HANG_SECONDS = 20
+# Refund statuses that are final, under either naming (PROCESSED or SUCCESS, and FAILED).
+FINAL_REFUND = "('PROCESSED', 'SUCCESS', 'FAILED')"
 # Documented settings (README, Configuration), shortened so that the run settles in minutes:
 # retries after 1, 2, 4 ... s instead of 10 s, 1 min ...; refunds left pending by a lost
 # message are resubmitted after 10 s instead of 60 s.
@@ -56,7 +72,9 @@ class FaultRun:
         self.args = args
         self.events: list[dict] = []  # the faults, as they happened
         self.pg_down: list[tuple[float, float]] = []
+        self.redis_hung: list[tuple[float, float]] = []
         self.kills_in_flight = 0
+        self.down_orders: dict = {}
 
     def psql(self, query: str) -> str | None:
         try:
@@ -68,8 +86,8 @@ class FaultRun:
         out = self.psql(query)
         return int(out) if out not in (None, "") else None
 
-    def receiver(self, method: str, path: str) -> dict:
-        req = urllib.request.Request(f"http://127.0.0.1:{RECEIVER_PORT}{path}", method=method,
+    def receiver(self, method: str, path: str, port: int = RECEIVER_PORT) -> dict:
+        req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
                                      data=b"" if method == "POST" else None)
         with urllib.request.urlopen(req, timeout=30) as r:
             return json.loads(r.read())
@@ -109,6 +127,24 @@ class FaultRun:
         self.pg_down.append((down, up))
         self.events.append({"t": down, "fault": "postgres crash and restart", "down_s": round(up - down, 1)})
 
+    def hang_redis(self) -> None:
+        self.stack.procs["redis"].send_signal(signal.SIGSTOP)
+        self.redis_hung.append((time.time(), time.time()))
+        self.events.append({"t": time.time(), "fault": f"redis hung (SIGSTOP) for {REDIS_HANG_SECONDS} s"})
+
+    def resume_redis(self) -> None:
+        self.stack.procs["redis"].send_signal(signal.SIGCONT)
+        self.redis_hung[-1] = (self.redis_hung[-1][0], time.time())
+        self.events.append({"t": time.time(), "fault": "redis resumed (SIGCONT)"})
+
+    def kill_web_worker(self) -> None:
+        # The load keeps every worker busy, so the one killed is almost surely mid-request;
+        # gunicorn's master starts another in its place.
+        pids = self.stack.web_worker_pids()
+        if pids:
+            os.kill(pids[len(self.events) % len(pids)], signal.SIGKILL)
+        self.events.append({"t": time.time(), "fault": "gunicorn worker SIGKILL"})
+
     def receiver_mode(self, mode: str) -> None:
         self.receiver("POST", f"/_mode/{mode}")
         self.events.append({"t": time.time(), "fault": f"receiver {mode}"})
@@ -118,8 +154,29 @@ class FaultRun:
         plan += [(40, "redis", self.restart_redis), (125, "redis", self.restart_redis),
                  (85, "postgres", self.restart_postgres),
                  (55, "500", lambda: self.receiver_mode("error")), (70, "ok", lambda: self.receiver_mode("ok")),
-                 (140, "hang", lambda: self.receiver_mode("hang")), (155, "ok", lambda: self.receiver_mode("ok"))]
+                 (140, "hang", lambda: self.receiver_mode("hang")), (155, "ok", lambda: self.receiver_mode("ok")),
+                 (100, "redis hang", self.hang_redis), (100 + REDIS_HANG_SECONDS, "redis resume", self.resume_redis),
+                 (30, "web kill", self.kill_web_worker), (75, "web kill", self.kill_web_worker),
+                 (110, "web kill", self.kill_web_worker)]
         return sorted(plan, key=lambda p: p[0])
+
+    def down_merchant_traffic(self, port: int, creds: dict, deadline: float) -> threading.Thread:
+        """The second merchant's orders, one every few seconds until `deadline`, through the same
+        driver as the main load (benchmarks.faultload.run_order)."""
+        api = faultload.Api(port, creds)
+        self.down_api, self.down_threads = api, []
+
+        def run():
+            for i in range(DOWN_ORDERS):
+                pause = (deadline - time.time()) / max(DOWN_ORDERS - i, 1)
+                time.sleep(max(pause, 0))
+                order = threading.Thread(target=faultload.run_order, args=(api, i, self.down_orders), daemon=True)
+                order.start()
+                self.down_threads.append(order)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
 
     # --- the run --------------------------------------------------------------------------
     def run(self) -> dict:
@@ -137,6 +194,9 @@ class FaultRun:
                 "--webhook-url", f"http://127.0.0.1:{RECEIVER_PORT}/webhook"))
             creds_path = self.stack.dir / "creds.json"
             creds_path.write_text(json.dumps(creds))
+            down_creds = json.loads(self.stack.manage(
+                "create_merchant", "--code", DOWN_MERCHANT, "--name", "Receiver Down Stores", "--s2s",
+                "--rate-limit", "100000", "--webhook-url", f"http://127.0.0.1:{DOWN_RECEIVER_PORT}/webhook"))
             out_path = self.stack.dir / "load.json"
             log(f"traffic: {self.args.orders} orders at {self.args.rate}/s; faults on schedule")
             driver = subprocess.Popen([PYTHON, "-m", "benchmarks.faultload", "--port", str(self.stack.web_port),
@@ -144,6 +204,7 @@ class FaultRun:
                                        "--rate", str(self.args.rate), "--out", str(out_path)],
                                       cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
             start = time.time()
+            side = self.down_merchant_traffic(self.stack.web_port, down_creds, start + 150)
             for offset, name, action in self.schedule():
                 delay = start + offset - time.time()
                 if delay > 0:
@@ -155,7 +216,14 @@ class FaultRun:
             if "worker" not in self.stack.procs:
                 self.stack.worker_start()
             driver.wait(timeout=900)
-            log(f"traffic done after {time.time() - start:.0f} s; waiting for the system to settle")
+            side.join(timeout=300)
+            for order in self.down_threads:  # the second merchant's last orders
+                order.join(timeout=max(1, start + 900 - time.time()))
+            log(f"traffic done after {time.time() - start:.0f} s; the down receiver comes back; waiting for the "
+                "system to settle")
+            self.stack._spawn("receiver-down", [PYTHON, "-m", "benchmarks.receiver", "--port",
+                                                str(DOWN_RECEIVER_PORT)])
+            self.down_back = time.time()
             settled = self.settle(start)
             load = json.loads(out_path.read_text())
             return self.counts(load, settled, time.time() - start)
@@ -170,12 +238,19 @@ class FaultRun:
         while time.time() < deadline:
             open_payments = self.count(f"SELECT count(*) FROM payments_payment WHERE merchant_id = {merchant} "
                                        "AND status IN ('PENDING', 'PROCESSING')")
-            open_refunds = self.count("SELECT count(*) FROM refunds_refund WHERE status = 'PENDING'")
+            open_refunds = self.count(f"SELECT count(*) FROM refunds_refund WHERE status NOT IN {FINAL_REFUND}")
             open_deliveries = self.count("SELECT count(*) FROM webhooks_webhookdelivery "
                                          "WHERE status IN ('pending', 'failed')")
             recorded = self.count(f"SELECT count(*) FROM webhooks_webhookevent WHERE merchant_id = {merchant}")
             acknowledged = self.receiver("GET", "/_stats")["events_acknowledged"]
-            if (open_payments, open_refunds, open_deliveries) == (0, 0, 0) and recorded == acknowledged:
+            down_recorded = self.count("SELECT count(*) FROM webhooks_webhookevent WHERE merchant_id = "
+                                       f"(SELECT id FROM gateway_merchant WHERE code = '{DOWN_MERCHANT}')")
+            try:
+                down_acknowledged = self.receiver("GET", "/_stats", DOWN_RECEIVER_PORT)["events_acknowledged"]
+            except OSError:
+                down_acknowledged = -1  # still starting
+            if ((open_payments, open_refunds, open_deliveries) == (0, 0, 0) and recorded == acknowledged
+                    and down_recorded == down_acknowledged):
                 return time.time() - start
             time.sleep(2)
         return None
@@ -198,8 +273,23 @@ class FaultRun:
             "GROUP BY event_type ORDER BY 1") or "").splitlines())
         orders = load["orders"]
         client_twice = sum(1 for o in orders.values() if len(set(o.get("payment_ids", []))) > 1)
-        calls = load["calls"]
+        calls = load["calls"] + self.down_api.calls
         fivexx = [c for c in calls if c[4] is not None and c[4] >= 500]
+        during_hang = [c for c in calls if any(start < end_ and c[1] > start for start, end_ in self.redis_hung)]
+        down_merchant = f"(SELECT id FROM gateway_merchant WHERE code = '{DOWN_MERCHANT}')"
+        down_events = set((self.psql(f"SELECT id FROM webhooks_webhookevent WHERE merchant_id = {down_merchant}")
+                           or "").split())
+        down_path = self.stack.dir / "receiver-down.jsonl"
+        self.receiver("POST", f"/_dump?path={down_path}", DOWN_RECEIVER_PORT)
+        down_acknowledged = {json.loads(line)[1] for line in down_path.read_text().splitlines()
+                             if json.loads(line)[3] == 200}
+        # Refunds the merchant was told were created (a 200 with the refund), by merchant.
+        accepted = {(code, refund_id) for code, book in (("FAULTS", orders), (DOWN_MERCHANT, self.down_orders))
+                    for o in book.values() for refund_id, answers in o.get("refunds", {}).items()
+                    if any(answer[0] == 200 for answer in answers)}
+        settled_refunds = {tuple(line.split("|")) for line in (self.psql(
+            "SELECT m.code, r.refund_id FROM refunds_refund r JOIN gateway_merchant m ON m.id = r.merchant_id "
+            f"WHERE r.status IN {FINAL_REFUND}") or "").splitlines()}
 
         def during_pg_outage(call) -> bool:
             return any(down <= call[1] and call[0] <= up for down, up in self.pg_down)
@@ -244,6 +334,22 @@ class FaultRun:
                 "GROUP BY status ORDER BY 1") or "").splitlines()),
             "orders_with_notes": sum(1 for o in orders.values() if o.get("steps")),
             "order_notes": sorted({s for o in orders.values() for s in o.get("steps", [])})[:20],
+            "refunds_accepted": len(accepted),
+            "refunds_lost": len(accepted - settled_refunds),
+            "refunds_doubled": self.count(
+                "SELECT count(*) FROM (SELECT merchant_id, refund_id FROM refunds_refund GROUP BY 1, 2 "
+                "HAVING count(*) > 1) t") + self.count(
+                "SELECT count(*) FROM refunds_refund r WHERE (SELECT count(*) FROM webhooks_webhookevent e "
+                "WHERE e.subject_id = r.refund_id AND e.event_type LIKE 'refund.%') > 1"),
+            "redis_hung_s": [round(end_ - start, 1) for start, end_ in self.redis_hung],
+            "calls_during_redis_hang": len(during_hang),
+            "longest_answer_during_redis_hang_s": round(max((c[1] - c[0] for c in during_hang), default=0), 3),
+            "5xx_during_redis_hang": sum(1 for c in during_hang if c[4] is not None and c[4] >= 500),
+            "unanswered_during_redis_hang": sum(1 for c in during_hang if c[4] is None),
+            "web_worker_kills": sum(1 for e in self.events if e["fault"] == "gunicorn worker SIGKILL"),
+            "down_receiver_events_recorded": len(down_events),
+            "down_receiver_events_delivered_once_back": len(down_events & down_acknowledged),
+            "down_receiver_lost": len(down_events - down_acknowledged),
             "5xx_total": len(fivexx),
             "5xx_outside_postgres_outage": sum(1 for c in fivexx if not during_pg_outage(c)),
             "5xx_outside_examples": [c for c in fivexx if not during_pg_outage(c)][:10],
@@ -278,8 +384,9 @@ def main() -> None:
           + (f"{r['settled_after_s']} s after the start" if r["settled_after_s"] is not None else "NOT within the limit"))
     print(f"faults: {r['worker_kills']} worker SIGKILLs ({r['worker_kills_with_attempt_in_flight']} with an attempt in "
           f"flight; {r['attempts_interrupted']} attempts recorded as interrupted), Redis restarted twice, "
-          f"PostgreSQL crashed and restarted once (down {r['postgres_down_s']} s), receiver 500 for 15 s and "
-          f"hanging for 15 s")
+          f"PostgreSQL crashed and restarted once (down {r['postgres_down_s']} s), Redis hung (SIGSTOP) for "
+          f"{r['redis_hung_s']} s, {r['web_worker_kills']} gunicorn workers SIGKILLed, receiver 500 for 15 s and "
+          f"hanging for 15 s, a second merchant's receiver down for the whole run")
     rows = [
         ("events recorded", r["events_recorded"], json.dumps(r["events_by_type"])),
         ("events delivered", r["events_delivered"], ""),
@@ -290,8 +397,15 @@ def main() -> None:
         ("payments created twice (must be 0)", r["payments_created_twice"], ""),
         ("refunds over the paid amount (must be 0)", r["refunds_over_paid_amount"],
          json.dumps(r["refund_outcomes_per_order"])),
-        ("5xx answers outside the seconds PostgreSQL was down", r["5xx_outside_postgres_outage"],
+        ("refunds lost or doubled (must be 0)", r["refunds_lost"] + r["refunds_doubled"],
+         f"{r['refunds_accepted']} refunds accepted; {r['refunds_lost']} lost, {r['refunds_doubled']} doubled"),
+        ("5xx answers outside the seconds PostgreSQL was down (must be 0)", r["5xx_outside_postgres_outage"],
          f"{r['5xx_total']} 5xx in all"),
+        ("longest answer while Redis was hung", f"{r['longest_answer_during_redis_hang_s']} s",
+         f"{r['calls_during_redis_hang']} calls, {r['5xx_during_redis_hang']} 5xx, "
+         f"{r['unanswered_during_redis_hang']} unanswered (gunicorn worker killed)"),
+        ("receiver down for the whole run: events delivered once back", r["down_receiver_events_delivered_once_back"],
+         f"of {r['down_receiver_events_recorded']}; {r['down_receiver_lost']} lost"),
         ("final statuses without exactly one event", r["final_payments_without_their_event"]
          + r["final_refunds_without_their_event"], ""),
     ]

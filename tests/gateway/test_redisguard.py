@@ -7,7 +7,6 @@ import shutil
 import pytest
 from django.core.cache import caches
 from django.test import override_settings
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from gateway import broker, redisguard
