@@ -16,16 +16,18 @@ def lock_payment(payment_id: int) -> Payment:
     return Payment.objects.select_for_update(of=("self",)).select_related("merchant").get(pk=payment_id)
 
 
-def lock_payments_due_for_expiry(*, now: datetime, calls_started_before: datetime, limit: int) -> list[Payment]:
+def lock_payments_due_for_expiry(*, now: datetime, waited_since: datetime, limit: int) -> list[Payment]:
     """Up to `limit` open payments whose deadline has passed, most overdue first, less those
-    with an acquirer call in flight that started after `calls_started_before`."""
+    still waited for: an acquirer call in flight that started after `waited_since`, on a
+    payment whose deadline passed after it too."""
     # The same lock as lock_payment, taken on many rows at once by the expiry sweep.
     # skip_locked: a payment that another transaction holds (being paid this instant, or
     # taken by a sweep running alongside) is left to it; the next batch or sweep comes back.
     # The status, deadline and claim are checked again by PostgreSQL once each row is locked.
     return list(Payment.objects.select_for_update(skip_locked=True, of=("self",)).select_related("merchant")
                 .filter(status__in=[Payment.Status.PENDING, Payment.Status.PROCESSING], expires_at__lte=now)
-                .filter(Q(acquirer_call_started_at=None) | Q(acquirer_call_started_at__lte=calls_started_before))
+                .filter(Q(acquirer_call_started_at=None) | Q(acquirer_call_started_at__lte=waited_since)
+                        | Q(expires_at__lte=waited_since))
                 .order_by("expires_at")[:limit])
 
 

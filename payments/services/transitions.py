@@ -74,16 +74,18 @@ def payment_mark_failed(*, payment_id: int, reason: str, detail: dict | None = N
 # The expiry waits for an acquirer call in flight (`acquirer_call_started_at`, a card's OTP, a
 # bank's page, funds arriving) rather than expire the payment under it: an approval that then
 # arrived would find it EXPIRED, with the customer charged and the merchant told it did not
-# happen. It waits at most the time any acquirer call may take (CALL_TIME_LIMIT, 60 s): by then
-# the call was answered, or it never will be here and the payments sweep asks the acquirer's
-# status query about it (payments.services.cutoff); then the payment expires. An approval that
-# still comes after that is reversed (payments.services.reversals).
+# happen. It waits at most the time any acquirer call may take (CALL_TIME_LIMIT, 60 s), from
+# the call's start and from the deadline alike (the status query of a cut-off call renews the
+# claim each minute while the acquirer cannot say; that must not hold the payment open): by
+# then the call was answered, or it never will be here and the payments sweep asks the
+# acquirer's status query about it (payments.services.cutoff); then the payment expires. An
+# approval that still comes after that is reversed (payments.services.reversals).
 EXPIRY_WAITS_FOR_CALL = CALL_TIME_LIMIT
 
 
 def _call_in_flight(payment: Payment, now: datetime) -> bool:
-    started = payment.acquirer_call_started_at
-    return started is not None and started > now - EXPIRY_WAITS_FOR_CALL
+    started, waited_since = payment.acquirer_call_started_at, now - EXPIRY_WAITS_FOR_CALL
+    return started is not None and started > waited_since and payment.expires_at > waited_since
 
 
 @transaction.atomic(durable=True)
@@ -106,7 +108,7 @@ def payments_expire_batch(*, now: datetime, limit: int) -> int:
     statement per table for the lot. Payments held by another transaction are skipped, for the
     next batch; so are those with an acquirer call in flight (EXPIRY_WAITS_FOR_CALL), for a
     later sweep. Returns how many expired."""
-    payments = lock_payments_due_for_expiry(now=now, calls_started_before=now - EXPIRY_WAITS_FOR_CALL, limit=limit)
+    payments = lock_payments_due_for_expiry(now=now, waited_since=now - EXPIRY_WAITS_FOR_CALL, limit=limit)
     if not payments:
         return 0
     completed = timezone.now()

@@ -84,6 +84,24 @@ def test_the_expiry_waits_no_longer_than_any_acquirer_call_may_take(shop, acquir
     assert events_of(payment) == ["payment.expired"]
 
 
+def test_the_wait_ends_a_minute_past_the_deadline_however_often_the_claim_is_renewed(shop, acquirer):
+    # The acquirer is down: each minute the status query of the cut-off call renews its claim.
+    payment = card_waiting_for_otp(shop)
+    Payment.objects.filter(pk=payment.pk).update(
+        acquirer_call_started_at=timezone.now(),
+        expires_at=timezone.now() - EXPIRY_WAITS_FOR_CALL - timedelta(seconds=1))
+    assert payment_expire(payment_id=payment.pk) is not None
+    assert fresh(payment).status == S.EXPIRED
+
+
+def test_the_sweep_ends_the_wait_a_minute_past_the_deadline_too(shop, acquirer):
+    payment = card_waiting_for_otp(shop)
+    Payment.objects.filter(pk=payment.pk).update(
+        acquirer_call_started_at=timezone.now(),
+        expires_at=timezone.now() - EXPIRY_WAITS_FOR_CALL - timedelta(seconds=1))
+    assert payments_expire_due() == 1
+
+
 def test_an_approval_arriving_after_the_wait_is_reversed_through_the_acquirer(shop, acquirer, caplog):
     payment = card_waiting_for_otp(shop)
     gate = acquirer.gate("card_verify_otp")
