@@ -275,7 +275,8 @@ class FaultRun:
         client_twice = sum(1 for o in orders.values() if len(set(o.get("payment_ids", []))) > 1)
         calls = load["calls"] + self.down_api.calls
         fivexx = [c for c in calls if c[4] is not None and c[4] >= 500]
-        during_hang = [c for c in calls if any(start < end_ and c[1] > start for start, end_ in self.redis_hung)]
+        # Calls that overlapped a hang: started before it ended and ended after it began.
+        during_hang = [c for c in calls if any(c[0] < end_ and c[1] > start for start, end_ in self.redis_hung)]
         down_merchant = f"(SELECT id FROM gateway_merchant WHERE code = '{DOWN_MERCHANT}')"
         down_events = set((self.psql(f"SELECT id FROM webhooks_webhookevent WHERE merchant_id = {down_merchant}")
                            or "").split())
