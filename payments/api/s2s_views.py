@@ -41,7 +41,7 @@ class S2SPaymentCreateView(GatewayAPIView):
             OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
                              description="Same key and body: the original response again. Kept 24 hours."),
         ],
-        responses={200: S2SPaymentResponseSerializer, **error_responses(400, 401, 403, 429)},
+        responses={201: S2SPaymentResponseSerializer, **error_responses(400, 401, 403, 429)},
         description="Create a UPI QR or intent payment. Amounts are integer paise.",
     )
     def post(self, request):

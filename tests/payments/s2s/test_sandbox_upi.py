@@ -21,7 +21,7 @@ def created(s2s_merchant, post):
 
     def make(**overrides) -> dict:
         response = post(s2s_merchant, signed_body(s2s_merchant, **overrides))
-        assert response.status_code == 200, response.json()
+        assert response.status_code == 201, response.json()
         return response.json()
 
     return make
