@@ -182,7 +182,8 @@ class PaymentEvent(models.Model):
 
 
 class IdempotencyRecord(models.Model):
-    """One X-Idempotency-Key of one merchant on S2S payment creation, and the response it got.
+    """One X-Idempotency-Key of one merchant on a creation (S2S payment, hosted session, refund)
+    and the response it got.
 
     The row is committed "in flight" (no response yet, `expires_at` as a short lease) before the
     acquirer is called, with no lock held during the call; concurrent requests with the same key

@@ -192,6 +192,7 @@ class HostedPaymentRequestSchema(HostedPaymentCreateSerializer):
 
 
 class HostedSessionResponseSchema(serializers.Serializer):
+    success = serializers.BooleanField(help_text="true")
     status = serializers.CharField(help_text="PENDING")
     sabpaisaTxnId = serializers.CharField()
     paymentId = serializers.CharField()
@@ -199,6 +200,11 @@ class HostedSessionResponseSchema(serializers.Serializer):
                                                  "checkoutUrl?clientSecret=<clientSecret>.")
     clientSecret = serializers.CharField(help_text="URL-safe; returned only here, stored only as a hash.")
     expiresAt = serializers.DateTimeField(help_text="ISO 8601, UTC; CHECKOUT_SESSION_TTL_SECONDS after creation.")
+    merchantTxnId = serializers.CharField(help_text="echoes the request")
+    amount = serializers.IntegerField(help_text="paise")
+    currency = serializers.CharField()
+    message = serializers.CharField()
+    traceId = serializers.CharField(help_text="of the request that created the session (a replay repeats it)")
 
 
 class TransactionSchema(serializers.Serializer):

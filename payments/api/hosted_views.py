@@ -2,8 +2,6 @@
 each validates, checks signatures through gateway.signing, then calls one service."""
 from __future__ import annotations
 
-from datetime import timezone as dt_timezone
-
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
@@ -24,7 +22,9 @@ from payments.api.hosted_serializers import (
 )
 from payments.selectors import payment_get_for_enquiry
 from payments.services.enquiry import enquiry_body_form, enquiry_transaction
-from payments.services.hosted import hosted_payment_create
+from payments.services.hosted.creation import hosted_payment_submit
+from payments.services.idempotency import HEADER as IDEMPOTENCY_HEADER
+from payments.services.idempotency import idempotency_key_clean
 from tokens.selectors import token_get_usable
 
 
@@ -43,10 +43,6 @@ def _ensure_claimed_merchant(request, data: dict, *names: str) -> None:
             ensure_same_merchant(request.user, data[name])
 
 
-def _iso_utc(value) -> str:
-    return value.astimezone(dt_timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 class HostedPaymentsView(GatewayAPIView):
     """POST: create a checkout session. GET: enquiry by merchantId and merchantTxnId."""
 
@@ -54,11 +50,16 @@ class HostedPaymentsView(GatewayAPIView):
         operation_id="hosted_payment_create", request=HostedPaymentRequestSchema,
         responses={200: HostedSessionResponseSchema, **error_responses(400, 401, 403, 429)},
         parameters=[OpenApiParameter("X-Merchant-Id", str, OpenApiParameter.HEADER, required=False,
-                                     description="Optional; must be the API key's merchant when sent.")],
+                                     description="Optional; must be the API key's merchant when sent."),
+                    OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
+                                     description="Same key and body: the original response again (as S2S). "
+                                                 "Kept 24 hours.")],
         description="Open a hosted checkout session (docs/hosted-checkout.md). Amounts are integer paise.",
     )
     def post(self, request):
         merchant = request.user
+        # The key's form first, as on S2S: a bad header is refused whatever the body says.
+        key = idempotency_key_clean(request.headers.get(IDEMPOTENCY_HEADER))
         data = _json_object(request)
         _ensure_claimed_merchant(request, data, "merchantId")
         fields = validated(HostedPaymentCreateSerializer, data)
@@ -70,22 +71,16 @@ class HostedPaymentsView(GatewayAPIView):
         if fields.get("tokenId") is not None:
             # The tokenisation beta (docs/tokens.md): the merchant's own live token, in staging only.
             token = token_get_usable(merchant=merchant, token_id=fields["tokenId"])
-        session = hosted_payment_create(
-            merchant=merchant, merchant_txn_id=fields["merchantTxnId"], amount=fields["amount"],
-            currency=fields["currency"], return_url=fields["returnUrl"],
-            customer_name=fields.get("customerName", ""), customer_email=fields.get("customerEmail", ""),
-            customer_phone=fields.get("customerPhone", ""), description=fields.get("description", ""),
-            metadata=fields["metadata"], udf=fields["udf"], token=token,
+        create = dict(
+            merchant_txn_id=fields["merchantTxnId"], amount=fields["amount"], currency=fields["currency"],
+            return_url=fields["returnUrl"], customer_name=fields.get("customerName", ""),
+            customer_email=fields.get("customerEmail", ""), customer_phone=fields.get("customerPhone", ""),
+            description=fields.get("description", ""), metadata=fields["metadata"], udf=fields["udf"],
         )
-        payment = session.payment
-        return Response({
-            "status": payment.status,
-            "sabpaisaTxnId": payment.sabpaisa_txn_id,
-            "paymentId": payment.payment_id,
-            "checkoutUrl": session.checkout_url,
-            "clientSecret": session.client_secret,
-            "expiresAt": _iso_utc(payment.expires_at),
-        })
+        outcome = hosted_payment_submit(merchant=merchant, create=create, body=data, token=token,
+                                        idempotency_key=key)
+        headers = {"Idempotent-Replayed": "true"} if outcome.replayed else None
+        return Response(outcome.body, status=outcome.status, headers=headers)
 
     @extend_schema(
         operation_id="payment_enquiry", responses={200: TransactionSchema, **error_responses(400, 401, 404, 429)},
