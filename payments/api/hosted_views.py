@@ -7,7 +7,8 @@ from rest_framework.response import Response
 
 from gateway.api import GatewayAPIView, validated
 from gateway.auth import ensure_same_merchant
-from gateway.errors import ValidationError
+from gateway.crypto import constant_time_equals
+from gateway.errors import InvalidSignature, NotFound, ValidationError
 from gateway.schema import error_responses
 from gateway.signing import verify_checksum, verify_timestamp
 from payments.api.hosted_serializers import (
@@ -20,7 +21,7 @@ from payments.api.hosted_serializers import (
     HostedSessionResponseSchema,
     TransactionSchema,
 )
-from payments.selectors import payment_get_for_enquiry
+from payments.selectors import NOT_FOUND_MESSAGE, PaymentForEnquiry, payment_get_for_enquiry
 from payments.services.enquiry import enquiry_body_form, enquiry_transaction
 from payments.services.hosted.creation import hosted_payment_submit
 from payments.services.idempotency import HEADER as IDEMPOTENCY_HEADER
@@ -85,7 +86,9 @@ class HostedPaymentsView(GatewayAPIView):
     @extend_schema(
         operation_id="payment_enquiry", responses={200: TransactionSchema, **error_responses(400, 401, 404, 429)},
         parameters=[OpenApiParameter("merchantId", str, required=True),
-                    OpenApiParameter("merchantTxnId", str, required=True)],
+                    OpenApiParameter("merchantTxnId", str, required=True),
+                    OpenApiParameter("spTxnId", str, required=False,
+                                     description="the payment's sabpaisaTxnId; another's is NOT_FOUND")],
         description="Enquiry by merchantTxnId, payments of both flows. amount is paise, paidAmount rupees.",
     )
     def get(self, request):
@@ -93,30 +96,64 @@ class HostedPaymentsView(GatewayAPIView):
         _ensure_claimed_merchant(request, query, "merchantId")
         fields = validated(EnquiryQuerySerializer, query)
         ensure_same_merchant(request.user, fields["merchantId"])
-        found = payment_get_for_enquiry(merchant=request.user, merchant_txn_id=fields["merchantTxnId"])
+        found = _enquiry_find(request.user, fields)
         return Response(enquiry_transaction(found.payment, refunded=found.refunded_amount,
                                             refund_pending=found.refund_pending_amount))
 
 
 class PaymentEnquiryView(GatewayAPIView):
-    """POST /api/v2/payments/enquiry: {clientCode or merchantId, merchantTxnId}, optionally
-    signed with checksum + timestamp over merchantId|merchantTxnId|0|INR|timestamp."""
+    """POST /api/v2/payments/enquiry: {clientCode or merchantId (else X-Merchant-Id),
+    merchantTxnId, spTxnId?}, optionally signed with checksum + timestamp over
+    merchantId|merchantTxnId|0|INR|timestamp or over the payment's real amount and currency."""
 
     @extend_schema(
         operation_id="payment_enquiry_body", request=EnquiryBodyRequestSchema,
         responses={200: EnquiryBodyResponseSchema, **error_responses(400, 401, 404, 429)},
-        description="Enquiry, body form: clientCode or merchantId; checksum and timestamp verified when "
-                    "present (merchantId|merchantTxnId|0|INR|timestamp).",
+        description="Enquiry, body form: clientCode or merchantId (with neither, X-Merchant-Id); checksum and "
+                    "timestamp verified when present (merchantId|merchantTxnId|0|INR|timestamp, or with the "
+                    "payment's real amount and currency).",
     )
     def post(self, request):
         data = _json_object(request)
         _ensure_claimed_merchant(request, data, "clientCode", "merchantId")
+        header_code = request.headers.get("X-Merchant-Id")
+        if header_code is not None and "clientCode" not in data and "merchantId" not in data:
+            # SDK 1.0.1 names the merchant only in the header (authentication matched it to the key).
+            data = {**data, "clientCode": header_code}
         fields = validated(EnquiryBodySerializer, data)
         ensure_same_merchant(request.user, fields["merchant_code"])
+        found = None
         if "checksum" in data or "timestamp" in data:
-            timestamp = verify_timestamp(data.get("timestamp"))
-            verify_checksum(request.user.secret_key, fields.get("checksum"), fields["merchant_code"],
-                            fields["merchantTxnId"], 0, "INR", timestamp)
-        found = payment_get_for_enquiry(merchant=request.user, merchant_txn_id=fields["merchantTxnId"])
+            found = _enquiry_checksum_verify(request.user, fields, verify_timestamp(data.get("timestamp")))
+        found = found or _enquiry_find(request.user, fields)
         return Response(enquiry_body_form(found.payment, refunded=found.refunded_amount,
                                           refund_pending=found.refund_pending_amount))
+
+
+def _enquiry_find(merchant, fields: dict) -> PaymentForEnquiry:
+    """The merchant's payment with that merchantTxnId. An spTxnId naming another payment (or
+    none) is NOT_FOUND with the message of an absent one: the two ids must name one payment."""
+    found = payment_get_for_enquiry(merchant=merchant, merchant_txn_id=fields["merchantTxnId"])
+    sp_txn_id = fields.get("spTxnId")
+    if sp_txn_id is not None and not constant_time_equals(sp_txn_id, found.payment.sabpaisa_txn_id):
+        raise NotFound(NOT_FOUND_MESSAGE)
+    return found
+
+
+def _enquiry_checksum_verify(merchant, fields: dict, timestamp: int) -> PaymentForEnquiry | None:
+    """Accept a checksum over merchantId|merchantTxnId|0|INR|timestamp (the SDK 3.0.0's) or over
+    the payment's real amount and currency (what some merchant code signs, issue 17). The
+    first needs no lookup; the second needs the payment, which is returned. Raises
+    InvalidSignature when neither matches, or when there is no payment to match (never
+    NOT_FOUND: a request that fails its signature learns nothing about the payment)."""
+    code, txn, given = fields["merchant_code"], fields["merchantTxnId"], fields.get("checksum")
+    try:
+        verify_checksum(merchant.secret_key, given, code, txn, 0, "INR", timestamp)
+        return None
+    except InvalidSignature:
+        try:
+            found = _enquiry_find(merchant, fields)
+        except NotFound:
+            raise InvalidSignature() from None
+    verify_checksum(merchant.secret_key, given, code, txn, found.payment.amount, found.payment.currency, timestamp)
+    return found
