@@ -69,6 +69,9 @@ class Payment(models.Model):
     description = models.CharField(max_length=500, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     udf = models.JSONField("udf1..udf20", default=dict, blank=True)
+    # The optional order fields as sent (customerId, addresses, lineItems, orderSummary...),
+    # checked by payments.api.order_serializers; shown in the support console.
+    order_details = models.JSONField("order details", default=dict, blank=True)
     return_url = models.URLField(max_length=2000, blank=True)
 
     # Hosted checkout: the session secret is shown once and kept as a SHA-256 hash.

@@ -16,6 +16,7 @@ from rest_framework import serializers
 
 from gateway.api import RequestSerializer
 from gateway.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
+from payments.api.order_serializers import OrderFieldsSchema
 from payments.payloads import UDF_KEYS
 
 # Bounds of a hosted payment (docs/hosted-checkout.md): the same as S2S, where the interface
@@ -191,7 +192,7 @@ class EnquiryBodySerializer(serializers.Serializer):
 
 # --- for the OpenAPI document only ---------------------------------------------------------------
 
-class HostedPaymentRequestSchema(HostedPaymentCreateSerializer):
+class HostedPaymentRequestSchema(HostedPaymentCreateSerializer, OrderFieldsSchema):
     timestamp = serializers.IntegerField(help_text="Unix seconds; at most 5 minutes old. Missing or in the "
                                                    "future: INVALID_TIMESTAMP; older: REQUEST_EXPIRED.")
 

@@ -21,6 +21,7 @@ from payments.api.hosted_serializers import (
     HostedSessionResponseSchema,
     TransactionSchema,
 )
+from payments.api.order_serializers import order_details_validate
 from payments.selectors import NOT_FOUND_MESSAGE, PaymentForEnquiry, payment_get_for_enquiry
 from payments.services.enquiry import enquiry_body_form, enquiry_transaction
 from payments.services.hosted.creation import hosted_payment_submit
@@ -64,6 +65,7 @@ class HostedPaymentsView(GatewayAPIView):
         data = _json_object(request)
         _ensure_claimed_merchant(request, data, "merchantId")
         fields = validated(HostedPaymentCreateSerializer, data)
+        order_details = order_details_validate(data)
         ensure_same_merchant(merchant, fields["merchantId"])
         timestamp = verify_timestamp(data.get("timestamp"))
         verify_checksum(merchant.secret_key, fields["checksum"], fields["merchantId"], fields["merchantTxnId"],
@@ -77,6 +79,7 @@ class HostedPaymentsView(GatewayAPIView):
             return_url=fields["returnUrl"], customer_name=fields.get("customerName", ""),
             customer_email=fields.get("customerEmail", ""), customer_phone=fields.get("customerPhone", ""),
             description=fields.get("description", ""), metadata=fields["metadata"], udf=fields["udf"],
+            order_details=order_details,
         )
         outcome = hosted_payment_submit(merchant=merchant, create=create, body=data, token=token,
                                         idempotency_key=key)

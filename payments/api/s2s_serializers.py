@@ -23,6 +23,7 @@ from rest_framework import serializers
 from gateway.api import RequestSerializer, validated
 from gateway.errors import ValidationError
 from gateway.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
+from payments.api.order_serializers import OrderFieldsSchema, order_details_validate
 from payments.payloads import UDF_KEYS
 
 AMOUNT_MIN = 100
@@ -196,6 +197,10 @@ for _key in UDF_KEYS:
         required=False, allow_null=True, allow_blank=True, allow_line_breaks=True, max_length=UDF_MAX)
 
 
+class S2SPaymentRequestSchema(S2SPaymentRequestSerializer, OrderFieldsSchema):
+    """For the API schema only: the request with the order fields."""
+
+
 class S2SPaymentResponseSerializer(serializers.Serializer):
     """The success body, for the API schema only (payments.services.s2s.s2s_response builds it)."""
 
@@ -235,4 +240,5 @@ def s2s_request_validate(body) -> dict:
         field, message = _first_error(exc.detail)
         raise ValidationError(message, field=field or "body") from None
     data["upiExpiryMinutes"] = data.get("upiExpiryMinutes") or UPI_EXPIRY_DEFAULT
+    data["order_details"] = order_details_validate(body)
     return data
