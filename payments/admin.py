@@ -89,7 +89,7 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
         ("Order", {"fields": ("order_customer_id", "order_billing_address", "order_shipping_address",
                               "order_line_items", "order_summary")}),
         ("The merchant's own data", {"classes": ("collapse",),
-                                     "fields": ("return_url", "udf", "metadata", "updated_at")}),
+                                     "fields": ("return_url", "webhook_url", "udf", "metadata", "updated_at")}),
     )
 
     def get_readonly_fields(self, request, obj=None):

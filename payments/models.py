@@ -73,6 +73,8 @@ class Payment(models.Model):
     # checked by payments.api.order_serializers; shown in the support console.
     order_details = models.JSONField("order details", default=dict, blank=True)
     return_url = models.URLField(max_length=2000, blank=True)
+    # S2S: where this payment's webhooks go instead of the merchant's address (webhookUrl).
+    webhook_url = models.CharField("webhook address of this payment", max_length=500, blank=True)
 
     # Hosted checkout: the session secret is shown once and kept as a SHA-256 hash.
     client_secret_hash = models.CharField(max_length=64, blank=True)

@@ -143,6 +143,7 @@ def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
         metadata=data.get("metadata") or {},
         udf={key: data[key] for key in UDF_KEYS if data.get(key) is not None},
         order_details=data.get("order_details") or {},
+        webhook_url=data.get("webhookUrl") or "",
         expires_at=now + timedelta(minutes=data["upiExpiryMinutes"]),
     )
     return Registration(payment, _register(payment))
