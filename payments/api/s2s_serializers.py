@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import EmailValidator
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from gateway.api import RequestSerializer, validated
@@ -199,6 +199,7 @@ for _key in UDF_KEYS:
         required=False, allow_null=True, allow_blank=True, allow_line_breaks=True, max_length=UDF_MAX)
 
 
+@extend_schema_serializer(component_name="S2SPaymentRequest")  # the document's name before the order fields
 class S2SPaymentRequestSchema(S2SPaymentRequestSerializer, OrderFieldsSchema):
     """For the API schema only: the request with the order fields and webhookUrl."""
 
