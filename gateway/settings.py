@@ -144,9 +144,13 @@ if not 0 < REDIS_TIMEOUT_SECONDS <= 5:
 REDIS_RETRY_AFTER_SECONDS = env.float("REDIS_RETRY_AFTER_SECONDS", default=1.0)
 if not 0 <= REDIS_RETRY_AFTER_SECONDS <= 60:
     raise ImproperlyConfigured("REDIS_RETRY_AFTER_SECONDS must be between 0 and 60 (seconds)")
-# The worker's and beat's own connections to the broker: never hung for ever by a Redis that
-# stopped answering (kombu waits without limit by default), with room for BRPOP's 1 s wait.
-BROKER_SOCKET_TIMEOUT_SECONDS = 5
+# The worker's and beat's own connections to the broker: a connect never waits for ever. They
+# get no socket (read) timeout: a worker whose consuming connection timed out while Redis was
+# hung did not recover when it came back (kombu 5.7 failed closing it, seen in
+# tests/gateway/test_redis_outage.py), whereas one that simply waits carries on where it was;
+# kombu's health checks (health_check_interval) find a connection that died half-open. A
+# request never uses these: it publishes on gateway.broker's own, bounded connection.
+BROKER_CONNECT_TIMEOUT_SECONDS = 5
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -162,8 +166,7 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": 3600,
-        "socket_timeout": BROKER_SOCKET_TIMEOUT_SECONDS,
-        "socket_connect_timeout": BROKER_SOCKET_TIMEOUT_SECONDS,
+        "socket_connect_timeout": BROKER_CONNECT_TIMEOUT_SECONDS,
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
