@@ -327,9 +327,9 @@ class FaultRun:
                 "AND p.status IN ('SUCCESS', 'FAILED', 'EXPIRED') AND (SELECT count(*) FROM webhooks_webhookevent e "
                 "WHERE e.subject_id = p.sabpaisa_txn_id AND e.event_type LIKE 'payment.%') <> 1"),
             "final_refunds_without_their_event": self.count(
-                "SELECT count(*) FROM refunds_refund r WHERE r.status IN ('PROCESSED', 'FAILED') AND "
-                "(SELECT count(*) FROM webhooks_webhookevent e WHERE e.subject_id = r.refund_id "
-                "AND e.event_type LIKE 'refund.%') <> 1"),
+                f"SELECT count(*) FROM refunds_refund r WHERE r.status IN {FINAL_REFUND} AND "
+                "(SELECT count(*) FROM webhooks_webhookevent e WHERE e.merchant_id = r.merchant_id "
+                "AND e.subject_id = r.refund_id AND e.event_type LIKE 'refund.%') <> 1"),
             "payments_by_status": dict(line.split("|") for line in (self.psql(
                 f"SELECT status, count(*) FROM payments_payment WHERE merchant_id = {merchant} "
                 "GROUP BY status ORDER BY 1") or "").splitlines()),
@@ -341,7 +341,8 @@ class FaultRun:
                 "SELECT count(*) FROM (SELECT merchant_id, refund_id FROM refunds_refund GROUP BY 1, 2 "
                 "HAVING count(*) > 1) t") + self.count(
                 "SELECT count(*) FROM refunds_refund r WHERE (SELECT count(*) FROM webhooks_webhookevent e "
-                "WHERE e.subject_id = r.refund_id AND e.event_type LIKE 'refund.%') > 1"),
+                "WHERE e.merchant_id = r.merchant_id AND e.subject_id = r.refund_id "
+                "AND e.event_type LIKE 'refund.%') > 1"),
             "redis_hung_s": [round(end_ - start, 1) for start, end_ in self.redis_hung],
             "calls_during_redis_hang": len(during_hang),
             "longest_answer_during_redis_hang_s": round(max((c[1] - c[0] for c in during_hang), default=0), 3),
