@@ -422,11 +422,13 @@ class CashfreeClient:
                             else http.client.HTTPConnection)
         connection = connection_class(self._host, self._port, timeout=self.timeout)
         timed_out = threading.Event()
+        # Our own reference: http.client hands the socket over to the response (and sets
+        # connection.sock to None) when the server will close after answering.
+        opened: list[socket.socket] = []
 
         def watchdog() -> None:
             timed_out.set()
-            sock = connection.sock
-            if sock is not None:
+            for sock in opened:
                 try:
                     sock.shutdown(socket.SHUT_RDWR)
                 except OSError:
@@ -436,6 +438,10 @@ class CashfreeClient:
         timer.daemon = True
         timer.start()
         try:
+            connection.connect()
+            opened.append(connection.sock)
+            if timed_out.is_set():
+                raise TimeoutError("the call ran past its timeout")
             connection.request(method, path, body=payload, headers=headers)
             response = connection.getresponse()
             data = response.read(MAX_RESPONSE_BYTES + 1)
