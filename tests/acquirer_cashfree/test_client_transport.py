@@ -76,6 +76,7 @@ class _Double(BaseHTTPRequestHandler):
             "redirect": (302, b""),
             "gateway-html": (504, b"<html>Gateway Timeout</html>"),
             "odd-amount": (200, b'{"order_id":"o1","order_amount":10.005}'),
+            "huge": (200, b'{"order_id":"' + b"o" * (2 << 20) + b'"}'),
         }[behaviour]
         self.send_response(status)
         if status == 302:
@@ -132,11 +133,13 @@ def test_nobody_listening_is_unavailable():
     ("redirect", CashfreeUnavailable),
     ("gateway-html", CashfreeUnavailable),
     ("odd-amount", CashfreeBadResponse),
+    ("huge", CashfreeBadResponse),
 ])
 def test_an_answer_we_cannot_use_is_unavailable_never_a_crash(double, behaviour, error):
     double.behaviour = behaviour
-    with pytest.raises(error):
+    with pytest.raises(error) as raised:
         client_for(url_of(double)).get_order("o1")
+    assert raised.value.request_id
 
 
 @pytest.mark.parametrize("url", ["http://sandbox.cashfree.com/pg", "ftp://127.0.0.1/", "sandbox.cashfree.com"])

@@ -42,7 +42,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import quote, urlsplit
 
 from payments.cards import CardInput
@@ -208,17 +208,16 @@ class CashfreeClient:
             body["order_expiry_time"] = expires_at.isoformat()
         if note:
             body["order_note"] = note
-        return self._order(self._call("POST", "/orders", body=body, idempotency_key=idempotency_key))
+        return self._call("POST", "/orders", body=body, idempotency_key=idempotency_key,
+                          read=self._order)
 
     def get_order(self, order_id: str) -> Order:
-        return self._order(self._call("GET", f"/orders/{quote(order_id, safe='')}"))
+        return self._call("GET", f"/orders/{quote(order_id, safe='')}", read=self._order)
 
     def get_payments(self, order_id: str) -> list[Payment]:
         """Every payment attempt on the order, the status query of record."""
-        answer = self._call("GET", f"/orders/{quote(order_id, safe='')}/payments")
-        if not isinstance(answer, list):
-            raise CashfreeBadResponse("Cashfree's payments of an order were not a list")
-        return [self._payment(item) for item in answer]
+        return self._call("GET", f"/orders/{quote(order_id, safe='')}/payments",
+                          read=self._payments)
 
     # -- order pay ----------------------------------------------------------------------------
 
@@ -276,20 +275,22 @@ class CashfreeClient:
                                 "refund_id": refund_id}
         if note:
             body["refund_note"] = note
-        answer = self._call("POST", f"/orders/{quote(order_id, safe='')}/refunds", body=body,
-                            idempotency_key=idempotency_key, money_call=True)
-        return self._refund(answer)
+        return self._call("POST", f"/orders/{quote(order_id, safe='')}/refunds", body=body,
+                          idempotency_key=idempotency_key, money_call=True, read=self._refund)
 
     def get_refund(self, order_id: str, refund_id: str) -> Refund:
         path = f"/orders/{quote(order_id, safe='')}/refunds/{quote(refund_id, safe='')}"
-        return self._refund(self._call("GET", path))
+        return self._call("GET", path, read=self._refund)
 
     # -- reading answers ----------------------------------------------------------------------
 
     def _pay(self, payment_session_id: str, method: dict, idempotency_key: str) -> PayAnswer:
         body = {"payment_session_id": payment_session_id, "payment_method": method}
-        answer = self._call("POST", "/orders/sessions", body=body, idempotency_key=idempotency_key,
-                            authenticated=False, money_call=True)
+        return self._call("POST", "/orders/sessions", body=body, idempotency_key=idempotency_key,
+                          authenticated=False, money_call=True, read=self._pay_answer)
+
+    @staticmethod
+    def _pay_answer(answer: Any) -> PayAnswer:
         if not isinstance(answer, dict):
             raise CashfreeBadResponse("Cashfree's order pay answer was not an object")
         data = answer.get("data") if isinstance(answer.get("data"), dict) else {}
@@ -315,6 +316,12 @@ class CashfreeClient:
             payment_session_id=_text(answer.get("payment_session_id")),
             raw=answer,
         )
+
+    @classmethod
+    def _payments(cls, answer: Any) -> list[Payment]:
+        if not isinstance(answer, list):
+            raise CashfreeBadResponse("Cashfree's payments of an order were not a list")
+        return [cls._payment(item) for item in answer]
 
     @staticmethod
     def _payment(item: Any) -> Payment:
@@ -365,7 +372,7 @@ class CashfreeClient:
 
     def _call(self, method: str, path: str, *, body: dict | None = None,
               idempotency_key: str | None = None, authenticated: bool = True,
-              money_call: bool = False) -> Any:
+              money_call: bool = False, read: Callable[[Any], Any] | None = None) -> Any:
         if method == "POST" and not idempotency_key:
             raise ValueError("every create carries an idempotency key")
         request_id = str(uuid.uuid4())
@@ -378,7 +385,8 @@ class CashfreeClient:
         started = time.monotonic()
         try:
             status, response_headers, data = self._exchange(method, self._prefix + path, headers, payload)
-        except CashfreeError:
+        except CashfreeError as exc:
+            exc.request_id = exc.request_id or request_id
             raise
         except (OSError, http.client.HTTPException) as exc:
             logger.warning("cashfree %s %s: no answer after %d ms (%s; request id %s)", method,
@@ -398,7 +406,13 @@ class CashfreeClient:
                 raise CashfreeBadResponse("Cashfree's answer was not JSON", status=status,
                                           request_id=request_id) from None
         if 200 <= status < 300:
-            return answer
+            if read is None:
+                return answer
+            try:
+                return read(answer)
+            except CashfreeError as exc:  # an answer we cannot read: say which call it was
+                exc.status, exc.request_id = status, request_id
+                raise
         raise self._error(status, answer, request_id, money_call=money_call)
 
     @staticmethod
