@@ -212,6 +212,8 @@ class TransactionSchema(serializers.Serializer):
     customerName = serializers.CharField()
     customerEmail = serializers.CharField()
     bankRrn = serializers.CharField(allow_null=True, help_text="bank reference; set on SUCCESS")
+    refundedAmount = serializers.IntegerField(help_text="paise refunded: the sum of PROCESSED refunds")
+    refundPendingAmount = serializers.IntegerField(help_text="paise of refunds accepted and not yet processed")
 
 
 class EnquiryBodyResponseSchema(TransactionSchema):
