@@ -1,7 +1,7 @@
 """Settings, read from the environment exactly as CONTRACT.md names them.
 
 Every variable has an embedded default so that `scripts/quickstart` runs with nothing but
-Python: SQLite under var/, a local-memory cache and a file-system Celery broker. Production
+Python: SQLite under var/ (GATEWAY_VAR_DIR), a local-memory cache and a file-system Celery broker. Production
 (GATEWAY_ENV=production) refuses the development defaults for secrets.
 """
 from pathlib import Path
@@ -11,10 +11,13 @@ from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+# The quick start's local state: the SQLite file, the file-system broker's folders, beat's
+# schedule, collected static files. Ignored by git; another folder keeps two runs apart.
+VAR_DIR = Path(env.str("GATEWAY_VAR_DIR", default=str(BASE_DIR / "var"))).resolve()
 
 DEV_SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production-0123456789"
 # A Fernet key (urlsafe base64 of 32 bytes) for development only.
