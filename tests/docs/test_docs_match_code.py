@@ -1,5 +1,5 @@
-"""The docs say what the code does: every field the API answers with is documented on its area's
-page, and every setting gateway/settings.py reads from the environment has a row in README's
+"""The docs say what the code does: every field the API answers with (and every field of the
+webhooks it sends) is documented on its area's page, and every setting gateway/settings.py reads from the environment has a row in README's
 configuration table. Both fail naming the field or setting and the page to add it to, so that
 whoever adds one (or merges a branch that did) can fix the docs in a minute."""
 from __future__ import annotations
@@ -42,6 +42,9 @@ def documented_names(page: Path) -> set[str]:
         names.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
     for cell in re.findall(r"\|\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?=\|)", text):
         names.add(cell)
+    # A numbered range, `udf1`..`udf20`, names every field in it.
+    for stem, first, last in re.findall(r"`([A-Za-z_]+?)(\d+)`\s*\.\.\s*`\1(\d+)`", text):
+        names.update(f"{stem}{n}" for n in range(int(first), int(last) + 1))
     return names
 
 
@@ -116,6 +119,7 @@ def test_every_field_of_real_answers_is_documented_on_its_areas_page(api):
     """The schema can lag behind the code (enquiry's refund fields were missing from both):
     real answers of each operation, every field filled in, are checked as well."""
     from payments.models import Payment
+    from refunds.models import Refund
     from tests.payments.hosted.conftest import session_body
     from tests.payments.s2s.conftest import signed_body
     from tests.refunds.factories import make_success_payment, refund_body
@@ -146,13 +150,40 @@ def test_every_field_of_real_answers_is_documented_on_its_areas_page(api):
                                                         **key))
     assert Payment.objects.filter(merchant=tm.merchant).count() == 3
 
+    # The webhooks these payments and the refund send, each flow's on its own page.
+    from payments.services.transitions import payment_mark_succeeded
+    from refunds.tasks import refund_process
+    from webhooks.models import WebhookEvent
+    from webhooks.services import webhook_test_send
+
+    s2s = Payment.objects.get(merchant=tm.merchant, merchant_txn_id="DOCS-S2S-1")
+    payment_mark_succeeded(payment_id=s2s.pk, bank_rrn="123456789012")
+    refund_process(Refund.objects.get(refund_id=refund_id).pk)
+    tm.merchant.webhook_url = "http://127.0.0.1:9/unused"  # a test event needs an address; its answer does not matter
+    tm.merchant.save()
+    webhook_test_send(merchant=tm.merchant, actor=None)
+    flows = dict(Payment.objects.filter(merchant=tm.merchant).values_list("sabpaisa_txn_id", "flow"))
+    events = WebhookEvent.objects.filter(merchant=tm.merchant)
+    sent = set()
+    for event in events:
+        if event.event_type.startswith("refund."):
+            page = "docs/refunds.md"
+        elif event.event_type.startswith("payment."):
+            page = "docs/s2s.md" if flows.get(event.subject_id) == Payment.Flow.S2S else "docs/hosted-checkout.md"
+        else:
+            page = "docs/webhooks.md"
+        sent.add(page)
+        answers.append((f"webhook {event.event_type} ->", page, event.payload))
+    assert sent == {"docs/refunds.md", "docs/s2s.md", "docs/hosted-checkout.md", "docs/webhooks.md"}, sent
+
     missing = []
     for method, path, body in answers:
-        page = page_for(path)
+        page = path if path.endswith(".md") else page_for(path)
+        what = method if path.endswith(".md") else f"{method} {path}"
         names = documented_names(ROOT / page)
-        missing += [f"{page}: response field `{name}` ({dotted}) of {method} {path} is not documented"
+        missing += [f"{page}: field `{name}` ({dotted}) of {what} is not documented"
                     for dotted, name in keys_of(body) if name not in names]
-    assert not missing, "add each field to the page's response table:\n" + "\n".join(sorted(set(missing)))
+    assert not missing, "add each field to the page's response or payload table:\n" + "\n".join(sorted(set(missing)))
 
 
 def test_the_error_envelope_is_documented_in_the_readme(schema):
