@@ -86,7 +86,9 @@ def test_credentials_go_only_where_the_description_secures_the_call(cashfree):
     (lambda c: c.pay_wallet(payment_session_id="s", provider="phonepe", phone="9876543210",
                             idempotency_key=key()),
      {"app": {"channel": "link", "provider": "phonepe", "phone": "9876543210"}}),
-], ids=["upi-collect", "upi-intent", "upi-qr", "netbanking", "wallet"])
+    (lambda c: c.pay_bank_transfer(payment_session_id="s", idempotency_key=key()),
+     {"banktransfer": {"channel": "link"}}),
+], ids=["upi-collect", "upi-intent", "upi-qr", "netbanking", "wallet", "bank-transfer"])
 def test_order_pay_for_each_method_is_allowed_by_the_description(cashfree, pay, method):
     answer = pay(cashfree)
     sent = cashfree.exchanges[-1]

@@ -97,7 +97,8 @@ class Order:
 class PayAnswer:
     """What order pay answered: where the customer goes next. `action` "link" with `url`
     (3-D Secure page, bank page, UPI intent link), "custom" with `payload` (UPI QR: payload
-    ["qrcode"]; intent: payload app links), or "post"/"form" for a bank form."""
+    ["qrcode"]; intent: payload app links, per Cashfree's guides: the description types payload
+    as a bare object), or "post"/"form" for a bank form."""
 
     cf_payment_id: str
     payment_method: str
@@ -262,6 +263,12 @@ class CashfreeClient:
         if provider not in WALLET_PROVIDERS:
             raise ValueError(f"Cashfree has no wallet {provider!r}")
         method = {"app": {"channel": "link", "provider": provider, "phone": phone}}
+        return self._pay(payment_session_id, method, idempotency_key)
+
+    def pay_bank_transfer(self, *, payment_session_id: str, idempotency_key: str) -> PayAnswer:
+        """NEFT / RTGS: Cashfree answers with the account the customer transfers to (`payload`);
+        the payment succeeds when the money arrives (webhook or status query)."""
+        method = {"banktransfer": {"channel": "link"}}
         return self._pay(payment_session_id, method, idempotency_key)
 
     # -- refunds ------------------------------------------------------------------------------
