@@ -66,6 +66,29 @@ def test_a_create_without_an_idempotency_key_is_refused_before_sending(cashfree)
     assert cashfree.exchanges == []
 
 
+@pytest.mark.parametrize("change, field", [
+    (dict(order_id="ab"), "order_id"),
+    (dict(order_id="o" * 46), "order_id"),
+    (dict(amount=99), "100 paise"),
+    (dict(customer=Customer(customer_id="c1", phone="9876543210")), "customer_id"),
+    (dict(customer=Customer(customer_id="cust_1", phone="+919876543210")), "customer_phone"),
+], ids=["short-order-id", "long-order-id", "under-a-rupee", "short-customer-id", "phone-with-code"])
+def test_an_order_outside_the_descriptions_bounds_is_refused_before_sending(cashfree, change, field):
+    order = dict(order_id="pay_0010", amount=100, customer=CUSTOMER, idempotency_key=key())
+    with pytest.raises(ValueError, match=field):
+        cashfree.create_order(**{**order, **change})
+    assert cashfree.exchanges == []
+
+
+def test_the_longest_ids_the_description_allows_are_sent(cashfree):
+    cashfree.create_order(order_id="o" * 45, amount=100, idempotency_key=key(),
+                          customer=Customer(customer_id="c" * 50, phone="9876543210"))
+    cashfree.create_refund(order_id="o" * 45, refund_id="r" * 40, amount=100, idempotency_key=key())
+    with pytest.raises(ValueError, match="refund_id"):
+        cashfree.create_refund(order_id="o" * 45, refund_id="r" * 41, amount=100, idempotency_key=key())
+    assert [e.status for e in cashfree.exchanges] == [200, 200]
+
+
 def test_credentials_go_only_where_the_description_secures_the_call(cashfree):
     cashfree.get_order("pay_0005")
     cashfree.pay_upi_intent(payment_session_id="session_x", idempotency_key=key())

@@ -142,6 +142,13 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _check_length(name: str, value: str, low: int, high: int) -> None:
+    """The description's bounds, checked before sending: a clear ValueError naming the field
+    rather than Cashfree's 400 after a round trip."""
+    if not isinstance(value, str) or not low <= len(value) <= high:
+        raise ValueError(f"Cashfree's {name} is {low} to {high} characters")
+
+
 def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
@@ -189,6 +196,10 @@ class CashfreeClient:
         """Create order `order_id` for `amount` paise (Cashfree's minimum is 100, ₹1)."""
         if amount < 100:
             raise ValueError("Cashfree takes orders of at least 100 paise (₹1)")
+        _check_length("order_id", order_id, 3, 45)
+        _check_length("customer_id", customer.customer_id, 3, 50)
+        if not (customer.phone.isascii() and customer.phone.isdigit() and len(customer.phone) == 10):
+            raise ValueError("Cashfree's customer_phone is exactly 10 digits")
         details: dict[str, Any] = {"customer_id": customer.customer_id,
                                    "customer_phone": customer.phone}
         if customer.email:
@@ -278,6 +289,7 @@ class CashfreeClient:
         """Refund `amount` paise of the order's payment. `refund_id` is ours (3-40 chars)."""
         if amount <= 0:
             raise ValueError("a refund amount must be positive")
+        _check_length("refund_id", refund_id, 3, 40)
         body: dict[str, Any] = {"refund_amount": json_number(paise_to_rupees(amount)),
                                 "refund_id": refund_id}
         if note:
