@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from payments.acquirer.cashfree.client import API_VERSION, Customer
+from payments.acquirer.cashfree.client import API_VERSION, Customer, idempotency_key
 from payments.acquirer.cashfree.errors import (
     CashfreeAuthenticationError,
     CashfreeBadRequest,
@@ -60,10 +60,22 @@ def test_every_create_carries_the_callers_idempotency_key(cashfree):
     assert [e.headers["x-idempotency-key"] for e in cashfree.exchanges] == keys
 
 
-def test_a_create_without_an_idempotency_key_is_refused_before_sending(cashfree):
+@pytest.mark.parametrize("bad_key", ["", "pay_0004-create"])
+def test_a_create_without_a_uuid_idempotency_key_is_refused_before_sending(cashfree, bad_key):
     with pytest.raises(ValueError, match="idempotency key"):
-        cashfree.create_order(order_id="pay_0004", amount=500, customer=CUSTOMER, idempotency_key="")
+        cashfree.create_order(order_id="pay_0004", amount=500, customer=CUSTOMER,
+                              idempotency_key=bad_key)
     assert cashfree.exchanges == []
+
+
+def test_idempotency_keys_derived_from_our_ids_are_stable_and_distinct():
+    assert idempotency_key("pay_0004", "order") == idempotency_key("pay_0004", "order")
+    keys = {idempotency_key("pay_0004", "order"), idempotency_key("pay_0004", "pay", "1"),
+            idempotency_key("pay_0004", "pay", "2"), idempotency_key("pay_00", "04order")}
+    assert len(keys) == 4
+    assert all(uuid.UUID(k).version == 5 for k in keys)
+    with pytest.raises(ValueError):
+        idempotency_key()
 
 
 @pytest.mark.parametrize("change, field", [

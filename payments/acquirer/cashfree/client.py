@@ -133,6 +133,19 @@ class Refund:
     raw: dict = field(default_factory=dict, repr=False)
 
 
+# Namespace of our idempotency keys (a fixed random UUID: changing it would change every key).
+_IDEMPOTENCY_NAMESPACE = uuid.UUID("6f1e2b9c-3d4a-4c8e-9a57-0b2d7e5c1f93")
+
+
+def idempotency_key(*parts: str) -> str:
+    """The x-idempotency-key of one create, derived from our own ids (say the payment id and
+    the step): asking again after a timeout sends the same key, so Cashfree answers the first
+    request's result instead of acting twice. A UUID, as the description's `format: UUID` asks."""
+    if not parts or not all(isinstance(part, str) and part for part in parts):
+        raise ValueError("an idempotency key is derived from one or more non-empty ids")
+    return str(uuid.uuid5(_IDEMPOTENCY_NAMESPACE, "\x1f".join(parts)))
+
+
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -394,6 +407,11 @@ class CashfreeClient:
               money_call: bool = False, read: Callable[[Any], Any] | None = None) -> Any:
         if method == "POST" and not idempotency_key:
             raise ValueError("every create carries an idempotency key")
+        if idempotency_key is not None:
+            try:
+                uuid.UUID(idempotency_key)
+            except (TypeError, ValueError):
+                raise ValueError("an idempotency key is a UUID (see idempotency_key())") from None
         request_id = str(uuid.uuid4())
         headers = self._headers(request_id=request_id, idempotency_key=idempotency_key,
                                 authenticated=authenticated)
