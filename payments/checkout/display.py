@@ -14,7 +14,7 @@ from django.utils import timezone
 from gateway.errors import GatewayError
 from gateway.money import rupees_str
 from payments.acquirer.sandbox import BANKS, UPI_TEST_VPAS, WALLETS
-from payments.models import Payment
+from payments.models import Payment, PaymentEvent
 from tokens.selectors import token_for_checkout
 from tokens.services import card_consent_text
 
@@ -92,9 +92,38 @@ def page_context(payment: Payment, **extra) -> dict:
     return context
 
 
+# What the customer reads after a failed attempt, by the method that failed.
+ATTEMPT_FAILED_TITLES = {
+    M.UPI: "Your UPI payment did not go through.",
+    M.CARD: "Your card payment did not go through.",
+    M.NB: "Your net banking payment did not go through.",
+    M.WALLET: "Your wallet payment did not go through.",
+}
+
+
+def attempt_failed(payment: Payment) -> dict | None:
+    """Why the payment's last attempt failed, while it is open again (PENDING) after it: the
+    failed method, the acquirer's reason and how many attempts are left."""
+    if payment.status != Payment.Status.PENDING or not payment.failed_attempts or not payment.attempt_error:
+        return None
+    last = (payment.events.filter(kind=PaymentEvent.Kind.STATUS, to_status=Payment.Status.PENDING,
+                                  detail__outcome="failed")
+            .order_by("-id").values_list("detail", flat=True).first()) or {}
+    reason = payment.attempt_error
+    return {
+        "title": ATTEMPT_FAILED_TITLES.get(last.get("method"), "Your payment did not go through."),
+        "reason": reason[:1].upper() + reason[1:],
+        "attempts_left": Payment.MAX_FAILED_ATTEMPTS - payment.failed_attempts,
+        "method": last.get("method", ""),
+    }
+
+
 def render_methods(request, payment: Payment, *, open_method: str = "", errors=None, status: int = 200):
-    """The methods page, `open_method` unfolded and `errors` shown by field."""
+    """The methods page, `open_method` unfolded and `errors` shown by field; after a failed
+    attempt, why it failed (data-attempt="failed", CONTRACT.md)."""
     pid = payment.payment_id
+    failed = attempt_failed(payment)
+    open_method = open_method or (failed or {}).get("method", "")
     upi_link = upi_link_of(payment)
     methods = [{"code": code.value, "label": label, "hint": hint, "open": code.value == open_method}
                for code, label, hint in METHODS]
@@ -110,8 +139,23 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
         save_card_text=card_consent_text(payment.merchant.name),
         test_vpas=UPI_TEST_VPAS,
         rtgs_minimum=format_inr(20_000_000),
+        attempt_failed=failed,
     )
     return render(request, "checkout/page.html", context, status=status)
+
+
+def mode_label(mode: str) -> str:
+    return {code.value: label for code, label, _ in METHODS}.get(mode, "")
+
+
+def result_outcome(payment: Payment) -> str:
+    """Which result the page shows: paid, cancelled, failed or expired."""
+    S = Payment.Status
+    if payment.status == S.SUCCESS:
+        return "paid"
+    if payment.status == S.EXPIRED:
+        return "expired"
+    return "cancelled" if payment.failure_reason == "cancelled by the customer" else "failed"
 
 
 def plain(exc: GatewayError) -> str:

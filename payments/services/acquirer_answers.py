@@ -46,26 +46,35 @@ def status_queries_run(due: Iterable[tuple], *, take: Callable[[tuple], bool], a
     return asked
 
 
-def acquirer_answer_record(*, payment_id: int, step: str, answer: AcquirerAnswer) -> PaymentEvent:
+def acquirer_answer_record(*, payment_id: int, step: str, answer: AcquirerAnswer,
+                           attempt: int | None = None) -> PaymentEvent:
     """Append the acquirer's answer to `step` (card_authorize, card_verify_otp, upi_pay, ...)
-    to the payment's story, with its reference. Never carries card data (AcquirerAnswer.raw
-    never does)."""
+    of the hosted attempt `attempt` to the payment's story, with its reference. Never carries
+    card data (AcquirerAnswer.raw never does)."""
     return payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
                         detail={**answer.raw, "step": step, "outcome": answer.outcome.value,
-                                "message": answer.message, "reference": answer.reference})
+                                "message": answer.message, "reference": answer.reference,
+                                **({"attempt": attempt} if attempt is not None else {})})
 
 
-def acquirer_approval_refused(*, payment_id: int, step: str, bank_rrn: str) -> PaymentEvent | None:
-    """An approval (money moved, `bank_rrn` its reference) found the payment final already, so
-    it could not become SUCCESS. When the payment is EXPIRED or FAILED the customer paid for a
-    payment the merchant was told did not happen: logged at ERROR and kept in the payment's
-    story with the RRN, for the reversal. An approval of a payment that is SUCCESS already is
-    the first approval's duplicate (the sandbox UPI approval task run twice): nothing to do."""
-    status = Payment.objects.filter(pk=payment_id).values_list("status", flat=True).first()
-    if status not in (S.EXPIRED, S.FAILED):
+def acquirer_approval_refused(*, payment_id: int, step: str, bank_rrn: str,
+                              attempt: int | None = None) -> PaymentEvent | None:
+    """An approval (money moved, `bank_rrn` its reference) of the payment's attempt `attempt`
+    could not make it SUCCESS: the payment is final already, or (hosted retries) the customer
+    left that attempt and the payment is open again or was paid by another attempt. The
+    customer paid for something the merchant will not be told about: logged at ERROR and kept
+    in the payment's story with the RRN, for the reversal. An approval of a payment that
+    is SUCCESS by the same attempt is the first approval's duplicate (the sandbox UPI approval
+    task run twice): nothing to do."""
+    current = Payment.objects.filter(pk=payment_id).values_list("status", "attempt").first()
+    if current is None:
+        return None
+    status, current_attempt = current
+    if status == S.SUCCESS and (attempt is None or attempt == current_attempt):
         return None
     logger.error("%s: payment %s is %s but %s was approved with RRN %s", NEEDS_REVERSAL, payment_id, status,
                  step, bank_rrn)
-    return payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
-                        detail={"step": step, "outcome": "approved", "reference": bank_rrn,
-                                "result": NEEDS_REVERSAL, "status": status})
+    detail = {"step": step, "outcome": "approved", "reference": bank_rrn, "result": NEEDS_REVERSAL, "status": status}
+    if attempt is not None:
+        detail["attempt"] = attempt
+    return payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER, detail=detail)

@@ -18,6 +18,7 @@ from gateway import sql
 from gateway.errors import DuplicateTransaction
 from gateway.models import Merchant
 from gateway.signing import return_signature
+from payments.locks import lock_payment
 from payments.models import Payment, PaymentEvent
 from payments.services.transitions import payment_expire, payment_mark_failed, payment_note
 from payments.state import InvalidTransition
@@ -156,9 +157,19 @@ def hosted_return_url(payment: Payment, *, now: float | None = None) -> str:
 
 
 def hosted_redirect(payment: Payment) -> str:
-    """The address to send the customer to now, with the redirect recorded in the payment's story."""
+    """The address to send the customer to now. The first return is recorded in the payment's
+    story; returning again (a reload, the back button, a second tab) adds nothing."""
     url = hosted_return_url(payment)
+    _redirect_note_once(payment)
+    return url
+
+
+@transaction.atomic
+def _redirect_note_once(payment: Payment) -> None:
+    # Row lock: two tabs returning at the same moment record one redirect, not two.
+    lock_payment(payment.pk)
+    if payment.events.filter(kind=PaymentEvent.Kind.REDIRECT).exists():
+        return
     parts = urlsplit(payment.return_url)
     payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.REDIRECT,
                  detail={"status": payment.status, "to": f"{parts.scheme}://{parts.netloc}{parts.path}"})
-    return url
