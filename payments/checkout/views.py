@@ -21,10 +21,12 @@ from payments.checkout import forms
 from payments.checkout.access import checkout_page, grant_by_secret, granted_payment
 from payments.checkout.display import (
     format_inr,
+    mode_label,
     page_context,
     plain,
     qr_data_uri,
     render_methods,
+    result_outcome,
     upi_link_of,
 )
 from payments.checkout.navigation import go_on
@@ -213,7 +215,8 @@ def status(request, payment_id: str):
     payment = granted_payment(request, payment_id)
     payment.refresh_from_db()
     payment = hosted.hosted_expire_if_due(payment)
-    waiting_here = payment.status == S.PENDING or (
+    # After a failed attempt the methods page says why; the QR waits there too.
+    waiting_here = (payment.status == S.PENDING and not payment.attempt_error) or (
         payment.status == S.PROCESSING and payment.payment_mode in (M.UPI, *hosted.BANK_MODES)
     )
     if not waiting_here:
@@ -223,7 +226,25 @@ def status(request, payment_id: str):
         payment, refresh_seconds=STATUS_REFRESH_SECONDS, upi_link=upi_link,
         upi_qr=qr_data_uri(upi_link) if upi_link else None,
         back_url=reverse("checkout:page", args=[payment_id]),
+        change_method_url=reverse("checkout:upi-change-method", args=[payment_id]),
     ))
+
+
+@checkout_page
+@require_POST
+def upi_change_method(request, payment_id: str):
+    """The customer stops waiting for the UPI app and goes back to the methods (the request is
+    cancelled at the acquirer; payments.services.upi.upi_change_method)."""
+    payment = granted_payment(request, payment_id)
+    from payments.services.upi import upi_change_method as change
+
+    payment.refresh_from_db()
+    if payment.status == S.PROCESSING and payment.payment_mode == M.UPI:
+        try:
+            change(payment=payment)
+        except InvalidTransition:
+            pass  # approved, expired or being confirmed meanwhile: go_on shows which
+    return go_on(payment)
 
 
 @checkout_page
@@ -236,6 +257,36 @@ def cancel(request, payment_id: str):
     except InvalidTransition:
         pass
     return go_on(payment)
+
+
+@checkout_page
+@require_GET
+def result(request, payment_id: str):
+    """Our own page for a final payment: the outcome, the amount, the merchant, our reference
+    and what to do next, then on to the merchant after CHECKOUT_RESULT_REDIRECT_SECONDS (a
+    meta refresh, no JavaScript needed) or at once by its button. Reading it writes nothing,
+    so reloading it adds nothing to the payment's story."""
+    payment = granted_payment(request, payment_id)
+    redirect = go_on(payment, here=reverse("checkout:result", args=[payment_id]))
+    if redirect is not None:
+        return redirect
+    return render(request, "checkout/result.html", page_context(
+        payment, outcome=result_outcome(payment), mode_label=mode_label(payment.payment_mode),
+        return_url=reverse("checkout:return", args=[payment_id]),
+        redirect_seconds=settings.CHECKOUT_RESULT_REDIRECT_SECONDS,
+    ))
+
+
+@checkout_page
+@require_GET
+def return_to_merchant(request, payment_id: str):
+    """The signed redirect to the merchant's returnUrl (CONTRACT.md), built now so its
+    timestamp is fresh; the first one is recorded in the payment's story."""
+    payment = granted_payment(request, payment_id)
+    payment.refresh_from_db()
+    if not payment.is_final:
+        return go_on(payment)
+    return HttpResponseRedirect(hosted.hosted_redirect(payment), status=303)
 
 
 # --- sandbox pages (staging only: SandboxGateMiddleware answers 404 under /sandbox/ in production)

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qsl
 
 import pytest
 from django.test import Client
 from django.utils import timezone
 
 from payments.models import Payment
-from tests.payments.hosted.conftest import session_body
+from tests.payments.hosted.conftest import independent_return_signature, session_body
 
 pytestmark = pytest.mark.django_db
 
@@ -227,14 +228,43 @@ def test_a_bank_answer_sent_while_another_is_being_confirmed_is_shown_on_the_ban
     assert Payment.objects.get(payment_id=session["paymentId"]).status == "PROCESSING"
 
 
-def test_final_payment_sends_the_customer_back_with_a_recorded_redirect(client, session):
+def test_a_final_payment_shows_our_result_page_then_the_signed_return(client, session, shop):
+    # Issue 19: the outcome on our own page first, then returnUrl (was: straight to returnUrl).
     enter(client, session)
-    response = client.post(f"/checkout/{session['paymentId']}/cancel")
-    assert response.status_code == 303 and response["Location"].startswith("http://merchant.test/shop/return?")
-    again = client.get(f"/checkout/{session['paymentId']}")
-    assert again.status_code == 303 and "status=FAILED" in again["Location"]
-    payment = Payment.objects.get(payment_id=session["paymentId"])
-    assert payment.events.filter(kind="redirect").count() == 2
+    pid = session["paymentId"]
+    response = client.post(f"/checkout/{pid}/cancel")
+    assert response.status_code == 303 and response["Location"] == f"/checkout/{pid}/result"
+    page = client.get(response["Location"])
+    html = page.content.decode()
+    payment = Payment.objects.get(payment_id=pid)
+    assert page.status_code == 200 and 'data-payment-status="FAILED"' in html and "Payment cancelled" in html
+    assert "₹1,499.00" in html and "Chai Point Stores" in html and payment.sabpaisa_txn_id in html
+    assert f'<meta http-equiv="refresh" content="5;url=/checkout/{pid}/return">' in html
+    assert f'href="/checkout/{pid}/return" data-action="return"' in html
+    assert client.get(f"/checkout/{pid}")["Location"] == f"/checkout/{pid}/result"  # any page of it
+    back = client.get(f"/checkout/{pid}/return")
+    assert back.status_code == 303 and back["Location"].startswith("http://merchant.test/shop/return?")
+    query = back["Location"].split("?", 1)[1]
+    assert "status=FAILED" in query
+    assert independent_return_signature(shop.secret_key, query) == dict(
+        parse_qsl(query))["signature"]
+
+
+def test_reloading_a_finished_page_adds_nothing_to_the_payments_story(client, session):
+    # Issue 18 item 5: every reload of a final payment's page used to append a redirect event.
+    enter(client, session)
+    pid = session["paymentId"]
+    client.post(f"/checkout/{pid}/cancel")
+    payment = Payment.objects.get(payment_id=pid)
+    before = payment.events.count()
+    for _ in range(3):
+        assert client.get(f"/checkout/{pid}/result").status_code == 200
+        assert client.get(f"/checkout/{pid}").status_code == 303
+    assert payment.events.count() == before
+    for _ in range(3):
+        assert client.get(f"/checkout/{pid}/return").status_code == 303
+    assert payment.events.count() == before + 1
+    assert payment.events.filter(kind="redirect").count() == 1
 
 
 def test_staff_can_read_payments_in_the_admin_but_not_change_them(admin_client, session):
