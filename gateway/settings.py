@@ -176,6 +176,8 @@ CELERY_BEAT_SCHEDULE = {
                         "options": {"expires": 30.0}},
     "idempotency-cleanup": {"task": "payments.tasks.idempotency_records_cleanup", "schedule": 3600.0},
     "refunds-pending": {"task": "refunds.tasks.refunds_pending_sweep", "schedule": 30.0},
+    # Late approvals' reversals whose message was lost or whose acquirer call erred.
+    "reversals-pending": {"task": "payments.tasks.reversals_pending_sweep", "schedule": 30.0},
     # Card expiry kept for a token the customer consented to is forgotten once it can no
     # longer become a token (docs/tokens.md).
     "card-consents-purge": {"task": "tokens.tasks.card_consents_purge_task", "schedule": 3600.0},

@@ -173,6 +173,8 @@ class PaymentEvent(models.Model):
         ACQUIRER = "acquirer"
         REDIRECT = "redirect"
         NOTE = "note"
+        # A late approval's reversal (payments.models.Reversal): its status changes.
+        REVERSAL = "reversal"
 
     # Indexed by paymentevent_payment_time, whose first column it is.
     payment = models.ForeignKey(Payment, on_delete=models.CASCADE, related_name="events", db_index=False)
@@ -243,3 +245,60 @@ class SandboxAcquirerCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.payment_id} {self.step}: {self.outcome}"
+
+
+class Reversal(models.Model):
+    """Money the acquirer approved for a payment that could not take it: the approval arrived
+    after the payment went final (EXPIRED or FAILED: the merchant was told it did not happen),
+    or for an attempt the customer had abandoned. The gateway gives it back through the
+    acquirer (Acquirer.reverse) by itself (payments.services.reversals); its status changes
+    only there, checked against payments.state.REVERSAL_TRANSITIONS, each change a
+    PaymentEvent of kind `reversal` in the payment's story."""
+
+    class Status(models.TextChoices):
+        PENDING = "PENDING"      # to be sent to the acquirer (again, after an error)
+        REVERSED = "REVERSED"    # the acquirer gave the money back; `reference` is its reference
+        FAILED = "FAILED"        # the acquirer refused: a person must return the money
+
+    FINAL_STATUSES = (Status.REVERSED, Status.FAILED)
+
+    payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="reversals")
+    # The late approval: the acquirer call that approved, its bank reference and the amount.
+    step = models.CharField(max_length=40)
+    bank_rrn = models.CharField("approval's bank reference (RRN)", max_length=40)
+    amount = models.BigIntegerField(help_text="paise")
+    # What the payment was when the approval arrived, for the console's queue.
+    payment_status = models.CharField(max_length=12)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    reference = models.CharField("reversal reference", max_length=40, blank=True)
+    failure_reason = models.CharField(max_length=200, blank=True)
+    # Sends to the acquirer so far; the next one is not before `next_attempt_at` (a worker
+    # holds it until then while the acquirer answers, or an error's backoff runs).
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        default_permissions = ("view",)
+        constraints = [
+            # One approval is reversed once, however often it is reported.
+            models.UniqueConstraint(fields=["payment", "bank_rrn"], name="reversal_unique_approval"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="reversal_amount_positive"),
+            models.CheckConstraint(condition=~Q(status="REVERSED") | ~Q(reference=""),
+                                   name="reversal_reversed_has_reference"),
+        ]
+        indexes = [
+            # The sweep and the console's queue read only the open ones.
+            models.Index(fields=["next_attempt_at"], name="reversal_pending_due", condition=Q(status="PENDING")),
+            models.Index(fields=["-created_at"], name="reversal_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"reversal of {self.bank_rrn} ({self.amount} paise) {self.status}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.FINAL_STATUSES

@@ -11,6 +11,8 @@ Test inputs (documented in docs/sandbox.md):
 - S2S start failures, by amount: 100001 paise -> PAYMENT_FAILED, 100002 -> SERVICE_UNAVAILABLE,
   100003 -> PROCESSING_ERROR.
 - Refunds: a refund of exactly 100013 paise (₹1,000.13) is rejected by the bank (FAILED).
+- Reversals of late approvals: a payment of exactly 100014 paise (₹1,000.14) cannot be
+  reversed (the reversal is refused, for a person to settle); any other is reversed.
 
 Like a real acquirer it remembers what it answered to the calls that move money (an OTP, a
 bank's decision, a transfer credited: payments.models.SandboxAcquirerCall), so its status
@@ -42,6 +44,8 @@ DECLINED_CARD = "4000000000000002"
 TEST_OTP = "123456"
 
 S2S_START_FAILURES = {100001: AcquirerRefused, 100002: AcquirerUnavailable, 100003: AcquirerError}
+# The amount of a payment whose late approval the sandbox refuses to reverse.
+REVERSAL_REFUSED_AMOUNT = 100014
 
 # Net banking banks and wallets the sandbox offers (code -> display name).
 BANKS = {
@@ -169,3 +173,14 @@ class SandboxAcquirer:
         reference = "RF" + f"{int.from_bytes(digest[:8], 'big') % 10**12:012d}"
         return AcquirerAnswer(Outcome.APPROVED, reference=reference,
                               raw={"result": "refunded", "method": payment.payment_mode or payment.s2s_mode})
+
+    def reverse(self, *, payment: Payment, bank_rrn: str, amount: int, reversal_id: str) -> AcquirerAnswer:
+        """Idempotent on `reversal_id` and stateless, like `refund`: the reference is derived
+        from the approval and the reversal id, so a reversal sent twice gets one answer."""
+        if amount == REVERSAL_REFUSED_AMOUNT:
+            return AcquirerAnswer(Outcome.DECLINED, message="reversal refused by the bank (sandbox test amount)",
+                                  raw={"result": "reversal refused", "approval": bank_rrn})
+        digest = hashlib.sha256(f"{bank_rrn}|{reversal_id}".encode()).digest()
+        reference = "RV" + f"{int.from_bytes(digest[:8], 'big') % 10**12:012d}"
+        return AcquirerAnswer(Outcome.APPROVED, reference=reference,
+                              raw={"result": "reversed", "approval": bank_rrn})

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from gateway import sql
+from payments.acquirer.base import CALL_TIME_LIMIT
 from payments.locks import lock_payment, lock_payments_due_for_expiry
 from payments.models import Payment, PaymentEvent
 from payments.payloads import EVENT_TYPES, webhook_payload
@@ -131,14 +132,29 @@ def payment_attempt_abandon(*, payment_id: int, modes: tuple, reason: str) -> tu
         raise InvalidTransition(payment.status, S.PENDING)
     detail = {"attempt": payment.attempt, "outcome": "abandoned", "reason": reason, "method": payment.payment_mode}
     return payment, _transition(payment_id, S.PENDING, detail=detail, **_ATTEMPT_FIELDS)
+# The expiry waits for an acquirer call in flight (`acquirer_call_started_at`, a card's OTP, a
+# bank's page, funds arriving) rather than expire the payment under it: an approval that then
+# arrived would find it EXPIRED, with the customer charged and the merchant told it did not
+# happen. It waits at most the time any acquirer call may take (CALL_TIME_LIMIT, 60 s): by then
+# the call was answered, or it never will be here and the payments sweep asks the acquirer's
+# status query about it (payments.services.cutoff); then the payment expires. An approval that
+# still comes after that is reversed (payments.services.reversals).
+EXPIRY_WAITS_FOR_CALL = CALL_TIME_LIMIT
+
+
+def _call_in_flight(payment: Payment, now: datetime) -> bool:
+    started = payment.acquirer_call_started_at
+    return started is not None and started > now - EXPIRY_WAITS_FOR_CALL
 
 
 @transaction.atomic(durable=True)
 def payment_expire(*, payment_id: int, now: datetime | None = None) -> Payment | None:
     """PENDING or PROCESSING -> EXPIRED, only once `expires_at` has passed. Returns None (and
-    changes nothing) when the payment is final already or its deadline was extended."""
+    changes nothing) when the payment is final already, its deadline was extended, or an
+    acquirer call for it is in flight (EXPIRY_WAITS_FOR_CALL)."""
     payment = lock_payment(payment_id)
-    if payment.is_final or payment.expires_at > (now or timezone.now()):
+    now = now or timezone.now()
+    if payment.is_final or payment.expires_at > now or _call_in_flight(payment, now):
         return None
     return _transition(payment_id, S.EXPIRED, detail={"reason": "expired unpaid"})
 
@@ -149,8 +165,9 @@ def payments_expire_batch(*, now: datetime, limit: int) -> int:
     before `now`, most overdue first, in one transaction: for each, what payment_expire does
     (lock, transition check, write, PaymentEvent, payment.expired in the outbox), with one
     statement per table for the lot. Payments held by another transaction are skipped, for the
-    next batch. Returns how many expired."""
-    payments = lock_payments_due_for_expiry(now=now, limit=limit)
+    next batch; so are those with an acquirer call in flight (EXPIRY_WAITS_FOR_CALL), for a
+    later sweep. Returns how many expired."""
+    payments = lock_payments_due_for_expiry(now=now, calls_started_before=now - EXPIRY_WAITS_FOR_CALL, limit=limit)
     if not payments:
         return 0
     completed = timezone.now()

@@ -14,8 +14,8 @@ SANDBOX_UPI_SUCCESS_DELAY_SECONDS by a Celery task (and by the payments sweep, s
 message be lost), and its deadline is moved past that approval so it cannot expire first;
 failure@sandbox is declined at once; timeout@sandbox is never approved and the payment expires
 at min(now + SANDBOX_UPI_TIMEOUT_SECONDS, its own expiry). An approval that still finds the
-payment EXPIRED or FAILED is logged and kept with its RRN for reversal
-(payments.services.acquirer_answers).
+payment EXPIRED or FAILED is logged, kept with its RRN and reversed
+(payments.services.reversals).
 """
 from __future__ import annotations
 
@@ -37,9 +37,10 @@ from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import (
     STATUS_QUERY_AFTER,
     acquirer_answer_record,
-    acquirer_approval_refused,
+    attempt_left,
     status_queries_run,
 )
+from payments.services.reversals import payment_late_approval_handle
 from payments.services.transitions import (
     payment_expire,
     payment_note,
@@ -376,9 +377,10 @@ def _approve(payment_id: int, bank_rrn: str, *, step: str, attempt: int | None =
                                               **({"attempt": attempt} if attempt is not None else {})})
     except InvalidTransition:
         # Approved twice: the first answer stands. Expired, failed, or (hosted) an attempt the
-        # customer left: the money moved for a payment the merchant was not told about; kept
-        # for reversal.
-        acquirer_approval_refused(payment_id=payment_id, step=step, bank_rrn=bank_rrn, attempt=attempt)
+        # customer left: the money moved for a payment the merchant was not told about; it is
+        # given back (payments.services.reversals).
+        payment_late_approval_handle(payment_id=payment_id, step=step, bank_rrn=bank_rrn,
+                                     abandoned=attempt_left(payment_id=payment_id, attempt=attempt))
         return None
 
 
@@ -400,7 +402,7 @@ def upi_change_method(*, payment: Payment) -> Payment:
     method. PROCESSING (UPI) -> PENDING first (committed, payments.services.transitions), then,
     with no lock held, the acquirer is asked to cancel the request. A request it can no longer
     cancel may still be approved in the customer's app: that late approval finds its attempt
-    over and is kept for reversal (acquirer_approval_refused), so the customer is never
+    over and is reversed (payment_late_approval_handle), so the customer is never
     charged twice. Returns the payment, PENDING. Raises InvalidTransition when it is not
     waiting for a UPI app."""
     before, payment = payment_attempt_abandon(payment_id=payment.pk, modes=(Payment.Mode.UPI,),
@@ -419,8 +421,8 @@ def upi_change_method(*, payment: Payment) -> Payment:
         return payment
     acquirer_answer_record(payment_id=payment.pk, step="upi_cancel", answer=answer, attempt=before.attempt)
     if answer.outcome == Outcome.APPROVED:  # approved before it could be cancelled
-        acquirer_approval_refused(payment_id=payment.pk, step="upi_cancel", bank_rrn=answer.reference,
-                                  attempt=before.attempt)
+        payment_late_approval_handle(payment_id=payment.pk, step="upi_cancel", bank_rrn=answer.reference,
+                                     abandoned=True)
     return payment
 
 
