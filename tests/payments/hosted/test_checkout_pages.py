@@ -278,3 +278,45 @@ def test_staff_can_read_payments_in_the_admin_but_not_change_them(admin_client, 
     payment.refresh_from_db()
     assert payment.status == "PENDING"
     assert admin_client.get("/admin/payments/payment/add/").status_code in (401, 403)
+
+
+HTML = {"HTTP_ACCEPT": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+
+
+@pytest.mark.parametrize("url", ["/checkout/{pid}?clientSecret=wrong", "/checkout/{pid}", "/checkout/{pid}/nowhere"])
+def test_a_browser_opening_a_bad_link_gets_an_html_page_not_the_envelope(client, session, url):
+    response = client.get(url.format(pid=session["paymentId"]), **HTML)
+    html = response.content.decode()
+    assert response.status_code == 404 and response["Content-Type"].startswith("text/html")
+    assert 'data-error="NOT_FOUND"' in html and "This payment link does not work" in html
+    assert "Chai" not in html and "1,499" not in html and '<html lang="en' in html
+    # An API client on the same address keeps the envelope.
+    assert client.get(url.format(pid=session["paymentId"])).json()["errorCode"] == "NOT_FOUND"
+
+
+def test_a_browser_over_the_bad_link_limit_gets_an_html_page_with_retry_after(client, session):
+    from payments.checkout.access import BAD_SECRET_LIMIT
+
+    for attempt in range(BAD_SECRET_LIMIT):
+        client.get(f"/checkout/{session['paymentId']}?clientSecret=guess{attempt}")
+    response = client.get(
+        f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}", **HTML)
+    assert response.status_code == 429 and int(response["Retry-After"]) > 0
+    assert 'data-error="RATE_LIMITED"' in response.content.decode()
+
+
+def test_a_browser_posting_a_stale_form_gets_an_html_page(session):
+    browser = Client(enforce_csrf_checks=True)
+    enter(browser, session)
+    response = browser.post(f"/checkout/{session['paymentId']}/cancel", **HTML)
+    assert response.status_code == 400 and 'data-error="VALIDATION_ERROR"' in response.content.decode()
+    assert Payment.objects.get(payment_id=session["paymentId"]).status == "PENDING"
+
+
+def test_a_browser_opening_a_finished_link_sees_the_result_page(client, session):
+    enter(client, session)
+    client.post(f"/checkout/{session['paymentId']}/cancel")
+    fresh_browser = Client()
+    response = fresh_browser.get(f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}",
+                                 follow=True, **HTML)
+    assert response.status_code == 200 and 'data-payment-status="FAILED"' in response.content.decode()
