@@ -118,7 +118,8 @@ def attempt_failed(payment: Payment) -> dict | None:
     }
 
 
-def render_methods(request, payment: Payment, *, open_method: str = "", errors=None, status: int = 200):
+def render_methods(request, payment: Payment, *, open_method: str = "", errors=None, values=None,
+                   status: int = 200):
     """The methods page, `open_method` unfolded and `errors` shown by field; after a failed
     attempt, why it failed (data-attempt="failed", CONTRACT.md)."""
     pid = payment.payment_id
@@ -140,6 +141,7 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
         test_vpas=UPI_TEST_VPAS,
         rtgs_minimum=format_inr(20_000_000),
         attempt_failed=failed,
+        values=values or {},
     )
     return render(request, "checkout/page.html", context, status=status)
 

@@ -65,8 +65,9 @@ def upi(request, payment_id: str):
     """UPI collect: the customer's UPI app is asked to approve; the waiting page follows."""
     payment = granted_payment(request, payment_id)
     form = forms.UpiForm(request.POST)
+    typed = {"vpa": request.POST.get("vpa", "")[:320]}  # shown again beside its error: not card data
     if not form.is_valid():
-        return render_methods(request, payment, open_method=M.UPI, errors=form.errors)
+        return render_methods(request, payment, open_method=M.UPI, errors=form.errors, values=typed)
     from payments.services.upi import upi_pay
 
     try:
@@ -74,7 +75,7 @@ def upi(request, payment_id: str):
     except InvalidTransition:
         pass
     except GatewayError as exc:
-        return render_methods(request, payment, open_method=M.UPI, errors={"vpa": [plain(exc)]})
+        return render_methods(request, payment, open_method=M.UPI, errors={"vpa": [plain(exc)]}, values=typed)
     return go_on(payment)
 
 

@@ -119,7 +119,7 @@ def test_no_table_or_log_holds_a_card_number_or_cvv_after_the_whole_beta_journey
     refused = start()
     fill_card(checkout, number=VISA, expiry="01/20", cvv=cvvs[3])  # expired: the form refuses it
     submit(checkout, "CARD")
-    assert "expired" in checkout.locator(".alert").inner_text()
+    assert "expired" in checkout.locator("#card_expiry-error").inner_text()  # refused before submitting
 
     token = Token.objects.get(token_id=created["tokenId"])
     admin_client.post("/admin/tokens/token/", {"action": "delete_tokens", "_selected_action": [token.pk]})
