@@ -72,6 +72,8 @@ class Payment(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     udf = models.JSONField("udf1..udf20", default=dict, blank=True)
     return_url = models.URLField(max_length=2000, blank=True)
+    # Hosted: the checkout page's language as the merchant sent it (`language`, at most 10).
+    language = models.CharField(max_length=10, blank=True)
 
     # Hosted checkout: the session secret is shown once and kept as a SHA-256 hash.
     client_secret_hash = models.CharField(max_length=64, blank=True)

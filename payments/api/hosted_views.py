@@ -75,7 +75,7 @@ class HostedPaymentsView(GatewayAPIView):
             currency=fields["currency"], return_url=fields["returnUrl"],
             customer_name=fields.get("customerName", ""), customer_email=fields.get("customerEmail", ""),
             customer_phone=fields.get("customerPhone", ""), description=fields.get("description", ""),
-            metadata=fields["metadata"], udf=fields["udf"], token=token,
+            metadata=fields["metadata"], udf=fields["udf"], token=token, language=fields.get("language", ""),
         )
         payment = session.payment
         return Response({
