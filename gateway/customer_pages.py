@@ -7,24 +7,26 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.template.loader import render_to_string
 
+from django.utils.translation import gettext_noop
+
 from gateway.errors import GatewayError
 
 CUSTOMER_PREFIXES = ("/checkout/", "/sandbox/")
 
 # What the customer reads for each error code: a title and what to do. Nothing of any payment.
 _PAGES = {
-    "NOT_FOUND": ("This payment link does not work",
-                  "The link is incomplete, mistyped or no longer valid. Go back to the shop and start the "
-                  "payment again; no money was taken."),
-    "RATE_LIMITED": ("Too many tries",
-                     "This connection opened too many payment links that do not work. Wait 15 minutes, then "
-                     "open the link from the shop again."),
-    "VALIDATION_ERROR": ("This page has expired",
-                         "The page was open for too long. Go back, reload the page and try again."),
-    "METHOD_NOT_ALLOWED": ("This payment link does not work",
-                           "Go back to the shop and start the payment again; no money was taken."),
+    "NOT_FOUND": (gettext_noop("This payment link does not work"),
+                  gettext_noop("The link is incomplete, mistyped or no longer valid. Go back to the shop and start the "
+                     "payment again; no money was taken.")),
+    "RATE_LIMITED": (gettext_noop("Too many tries"),
+                     gettext_noop("This connection opened too many payment links that do not work. Wait 15 minutes, then "
+                        "open the link from the shop again.")),
+    "VALIDATION_ERROR": (gettext_noop("This page has expired"),
+                         gettext_noop("The page was open for too long. Go back, reload the page and try again.")),
+    "METHOD_NOT_ALLOWED": (gettext_noop("This payment link does not work"),
+                           gettext_noop("Go back to the shop and start the payment again; no money was taken.")),
 }
-_DEFAULT = ("Something went wrong", "Nothing was charged. Go back and try again in a moment.")
+_DEFAULT = (gettext_noop("Something went wrong"), gettext_noop("Nothing was charged. Go back and try again in a moment."))
 
 
 def wants_html(request) -> bool:

@@ -190,7 +190,15 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "en-in"
 TIME_ZONE = "Asia/Kolkata"
-USE_I18N = False
+# The checkout speaks Hindi and English (payments/checkout/language.py chooses per request);
+# the API, its errors and the console stay in English. Message files: locale/, compiled by
+# scripts/test and scripts/quickstart (compilemessages).
+USE_I18N = True
+LANGUAGES = [("en", "English"), ("hi", "हिन्दी")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+LANGUAGE_COOKIE_NAME = "checkout_language"
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_HTTPONLY = True
 USE_TZ = True
 
 STATIC_URL = "/static/"

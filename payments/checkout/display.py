@@ -10,6 +10,8 @@ from django.conf import settings
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from gateway.errors import GatewayError
 from gateway.money import rupees_str
@@ -21,13 +23,13 @@ from tokens.services import card_consent_text
 M = Payment.Mode
 
 METHODS = (
-    (M.UPI, "UPI", "Pay with any UPI app: scan the QR code or enter your UPI ID"),
-    (M.CARD, "Card", "Credit or debit card: Visa, Mastercard, RuPay, Amex"),
-    (M.NB, "Net banking", "Pay from your bank account"),
-    (M.WALLET, "Wallet", "Paytm, PhonePe, Amazon Pay, MobiKwik"),
-    (M.NEFT, "NEFT", "Bank transfer from your internet banking"),
-    (M.RTGS, "RTGS", "Real-time bank transfer, usually for large amounts"),
-    (M.CHALLAN, "Cash challan", "Print a challan and pay in cash at a bank branch"),
+    (M.UPI, "UPI", _("Pay with any UPI app: scan the QR code or enter your UPI ID")),
+    (M.CARD, _("Card"), _("Credit or debit card: Visa, Mastercard, RuPay, Amex")),
+    (M.NB, _("Net banking"), _("Pay from your bank account")),
+    (M.WALLET, _("Wallet"), "Paytm, PhonePe, Amazon Pay, MobiKwik"),
+    (M.NEFT, "NEFT", _("Bank transfer from your internet banking")),
+    (M.RTGS, "RTGS", _("Real-time bank transfer, usually for large amounts")),
+    (M.CHALLAN, _("Cash challan"), _("Print a challan and pay in cash at a bank branch")),
 )
 
 
@@ -50,11 +52,12 @@ def time_left(deadline) -> dict:
     seconds = max(0, int((deadline - timezone.now()).total_seconds()))
     minutes = math.ceil(seconds / 60)
     if seconds >= 2 * 3600:
-        text = f"{round(seconds / 3600)} hours"
+        hours = round(seconds / 3600)
+        text = ngettext("%(count)d hour", "%(count)d hours", hours) % {"count": hours}
     elif minutes > 1:
-        text = f"{minutes} minutes"
+        text = ngettext("%(count)d minute", "%(count)d minutes", minutes) % {"count": minutes}
     else:
-        text = "less than a minute" if seconds < 60 else "1 minute"
+        text = gettext("less than a minute") if seconds < 60 else gettext("1 minute")
     return {"seconds": seconds, "text": text, "deadline": deadline}
 
 
@@ -94,10 +97,10 @@ def page_context(payment: Payment, **extra) -> dict:
 
 # What the customer reads after a failed attempt, by the method that failed.
 ATTEMPT_FAILED_TITLES = {
-    M.UPI: "Your UPI payment did not go through.",
-    M.CARD: "Your card payment did not go through.",
-    M.NB: "Your net banking payment did not go through.",
-    M.WALLET: "Your wallet payment did not go through.",
+    M.UPI: _("Your UPI payment did not go through."),
+    M.CARD: _("Your card payment did not go through."),
+    M.NB: _("Your net banking payment did not go through."),
+    M.WALLET: _("Your wallet payment did not go through."),
 }
 
 
@@ -111,7 +114,7 @@ def attempt_failed(payment: Payment) -> dict | None:
             .order_by("-id").values_list("detail", flat=True).first()) or {}
     reason = payment.attempt_error
     return {
-        "title": ATTEMPT_FAILED_TITLES.get(last.get("method"), "Your payment did not go through."),
+        "title": ATTEMPT_FAILED_TITLES.get(last.get("method"), _("Your payment did not go through.")),
         "reason": reason[:1].upper() + reason[1:],
         "attempts_left": Payment.MAX_FAILED_ATTEMPTS - payment.failed_attempts,
         "method": last.get("method", ""),

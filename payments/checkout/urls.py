@@ -7,6 +7,9 @@ from payments.checkout import views
 app_name = "checkout"
 
 urlpatterns = [
+    # The customer's language switch (Django's set_language: a POST, CSRF-protected, `next`
+    # checked to stay on this site); payments.checkout.language reads the choice back.
+    path("checkout/language", views.set_language, name="language"),
     path("checkout/<str:payment_id>", views.page, name="page"),
     path("checkout/<str:payment_id>/upi", views.upi, name="upi"),
     path("checkout/<str:payment_id>/upi/change", views.upi_change_method, name="upi-change-method"),

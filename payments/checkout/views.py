@@ -12,7 +12,9 @@ from django.conf import settings
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
+from django.views import i18n as i18n_views
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from gateway.errors import GatewayError
@@ -41,10 +43,13 @@ M = Payment.Mode
 # How often the waiting page reloads itself (meta refresh: no JavaScript needed).
 STATUS_REFRESH_SECONDS = 3
 
-TRANSFER_LABELS = {M.NEFT: "NEFT", M.RTGS: "RTGS", M.CHALLAN: "cash challan"}
+TRANSFER_LABELS = {M.NEFT: "NEFT", M.RTGS: "RTGS", M.CHALLAN: _("cash challan")}
 
 
 # --- pages ----------------------------------------------------------------------------------
+
+set_language = checkout_page(require_POST(i18n_views.set_language))
+
 
 @checkout_page
 @require_GET
@@ -110,7 +115,7 @@ def card_saved(request, payment_id: str):
     token = token_for_checkout(payment=payment)
     if token is None:
         return render_methods(request, payment, open_method=M.CARD, errors={
-            "saved_card": ["This saved card is no longer available. Pay with a card or another method."]})
+            "saved_card": [_("This saved card is no longer available. Pay with a card or another method.")]})
     form = forms.SavedCardForm(request.POST, network=token.network)
     if not form.is_valid():
         return render_methods(request, payment, open_method=M.CARD, errors=form.errors)
@@ -183,7 +188,7 @@ def transfer_start(request, payment_id: str):
     payment = granted_payment(request, payment_id)
     form = forms.TransferForm(request.POST)
     if not form.is_valid():
-        return render_methods(request, payment, errors={"mode": ["Choose NEFT, RTGS or cash challan."]})
+        return render_methods(request, payment, errors={"mode": [_("Choose NEFT, RTGS or cash challan.")]})
     try:
         hosted.hosted_transfer_start(payment=payment, mode=form.cleaned_data["mode"])
     except InvalidTransition:
