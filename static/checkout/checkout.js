@@ -5,7 +5,11 @@
 // - the card form: the number spaced as typed and its network named, the expiry's slash
 //   inserted (phone keypads often lack "/"), each field checked when the customer leaves it and
 //   all of them before submitting, errors shown beside the field without clearing anything.
-//   The server checks everything again (payments/checkout/forms.py).
+//   The server checks everything again (payments/checkout/forms.py);
+// - the waiting page asks the server every few seconds whether anything changed and moves on
+//   only then, and the result page takes the customer to the merchant after a few seconds
+//   unless they choose to stay (WCAG 2.2.1). Without this script a <noscript> meta refresh
+//   does both.
 (function () {
   "use strict";
 
@@ -150,6 +154,38 @@
       var ok = [checkNumber(), checkExpiry(), checkCvv()];
       var first = [number, expiry, cvv][ok.indexOf(false)];
       if (first) { event.preventDefault(); first.focus(); }
+    });
+  });
+
+  document.querySelectorAll("[data-poll]").forEach(function (panel) {
+    var every = Math.max(1, +panel.getAttribute("data-poll") || 3) * 1000;
+    var state = 'data-poll-state="' + panel.getAttribute("data-poll-state") + '"';
+    function poll() {
+      fetch(window.location.href, {redirect: "manual", credentials: "same-origin", headers: {Accept: "text/html"}})
+        .then(function (response) {
+          if (response.type === "opaqueredirect" || response.status >= 300) { window.location.reload(); return null; }
+          return response.text();
+        })
+        .then(function (html) {
+          if (html === null) return;
+          if (html.indexOf(state) < 0) window.location.reload();
+          else window.setTimeout(poll, every);
+        })
+        .catch(function () { window.setTimeout(poll, every); });
+    }
+    window.setTimeout(poll, every);
+  });
+
+  document.querySelectorAll("a[data-redirect-after]").forEach(function (link) {
+    var timer = window.setTimeout(function () { window.location.assign(link.href); },
+                                  (+link.getAttribute("data-redirect-after") || 0) * 1000);
+    var stay = document.querySelector("[data-action=stay]"), note = document.querySelector("[data-redirect-note]");
+    if (!stay) return;
+    stay.hidden = false;
+    stay.addEventListener("click", function () {
+      window.clearTimeout(timer);
+      stay.hidden = true;
+      if (note) note.hidden = true;
     });
   });
 })();

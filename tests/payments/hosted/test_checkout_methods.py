@@ -80,7 +80,7 @@ def test_upi_qr_code_is_the_payments_upi_link_and_paying_it_finishes_the_checkou
 
     checkout.click("text=I have scanned the code")  # the waiting page, showing the QR again
     checkout.wait_for_url("**/status")
-    assert checkout.locator("meta[http-equiv=refresh]").count() == 1
+    assert checkout.locator("[data-poll]").count() == 1  # it asks the server until something changes
     upi_pay_link(upi_uri=decoded, payer_vpa="failure@sandbox")  # the customer's UPI app
     checkout.locator("[data-attempt=failed]").wait_for()  # the waiting page's reload lands there
     assert_attempt_failed(checkout, session, "Declined by the payer")

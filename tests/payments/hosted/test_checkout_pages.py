@@ -239,7 +239,8 @@ def test_a_final_payment_shows_our_result_page_then_the_signed_return(client, se
     payment = Payment.objects.get(payment_id=pid)
     assert page.status_code == 200 and 'data-payment-status="FAILED"' in html and "Payment cancelled" in html
     assert "₹1,499.00" in html and "Chai Point Stores" in html and payment.sabpaisa_txn_id in html
-    assert f'<meta http-equiv="refresh" content="5;url=/checkout/{pid}/return">' in html
+    assert f'<noscript><meta http-equiv="refresh" content="5;url=/checkout/{pid}/return"></noscript>' in html
+    assert 'data-redirect-after="5"' in html  # with JavaScript: the same wait, and a way to stay
     assert f'href="/checkout/{pid}/return" data-action="return"' in html
     assert client.get(f"/checkout/{pid}")["Location"] == f"/checkout/{pid}/result"  # any page of it
     back = client.get(f"/checkout/{pid}/return")
