@@ -115,7 +115,7 @@ def payment_attempt_failed(*, payment_id: int, reason: str, detail: dict | None 
     if failed >= Payment.MAX_FAILED_ATTEMPTS:
         detail["result"] = f"{failed} failed attempts end the payment"
         return _transition(payment_id, S.FAILED, detail=detail, failure_reason=reason, failed_attempts=failed,
-                           acquirer_call_started_at=None, **fields)
+                           **{"acquirer_call_started_at": None, **fields})
     return _transition(payment_id, S.PENDING, detail=detail, failed_attempts=failed, attempt_error=reason,
                        **{**_ATTEMPT_FIELDS, **fields})
 
