@@ -184,7 +184,7 @@ def _claim(payment: Payment, vpa: str) -> Payment:
     if payment.status == S.PENDING:
         try:
             return payment_mark_processing(payment_id=payment.pk, payment_mode=Payment.Mode.UPI,
-                                           payer_vpa=vpa, detail={"via": "upi", "payerVpa": vpa})
+                                           payer_vpa=vpa, detail={"method": "UPI", "via": "upi", "payerVpa": vpa})
         except InvalidTransition:  # another UPI app or method got there first
             payment.refresh_from_db()
             _ensure_open(payment)
