@@ -64,8 +64,9 @@ def _publish(messages: list[tuple]) -> None:
     for attempt in (1, 2):
         connection = _connection()
         try:
-            for task, args, countdown in messages:
-                task.apply_async(args, countdown=countdown, connection=connection, retry=False)
+            for task, args, countdown, *kwargs in messages:
+                task.apply_async(args, kwargs=kwargs[0] if kwargs else None, countdown=countdown,
+                                 connection=connection, retry=False)
             return
         except BaseException as exc:
             _drop_connection()  # whatever state it is in, the next publish starts afresh
@@ -86,7 +87,7 @@ def _is_timeout(exc: BaseException) -> bool:
 
 
 def tasks_publish(messages: Iterable[tuple], *, what: str, fallback: str) -> bool:
-    """Publish `messages`, each (task, args tuple, countdown seconds or None), in one bounded
+    """Publish `messages`, each (task, args tuple, countdown seconds or None[, kwargs dict]), in one bounded
     attempt (the module's docstring). `what` names them and `fallback` says who sends them
     otherwise, for the log line when they could not be queued. True when all were queued."""
     messages = list(messages)

@@ -47,6 +47,8 @@ class Payment(models.Model):
         UPI_INTENT = "UPI_INTENT"
 
     FINAL_STATUSES = (Status.SUCCESS, Status.FAILED, Status.EXPIRED)
+    # A hosted payment ends FAILED at its third failed attempt: a guard against card testing.
+    MAX_FAILED_ATTEMPTS = 3
 
     # Indexed by the (merchant, ...) indexes below, which also serve lookups by merchant alone.
     merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="payments", db_index=False)
@@ -73,6 +75,8 @@ class Payment(models.Model):
     # checked by payments.api.order_serializers; shown in the support console.
     order_details = models.JSONField("order details", default=dict, blank=True)
     return_url = models.URLField(max_length=2000, blank=True)
+    # Hosted: the checkout page's language as the merchant sent it (`language`, at most 10).
+    language = models.CharField(max_length=10, blank=True)
     # S2S: where this payment's webhooks go instead of the merchant's address (webhookUrl).
     webhook_url = models.CharField("webhook address of this payment", max_length=500, blank=True)
 
@@ -96,6 +100,13 @@ class Payment(models.Model):
     # stale one, from asking the acquirer again (payments.services.hosted).
     acquirer_call_started_at = models.DateTimeField(null=True, blank=True)
     bank_code = models.CharField(max_length=20, blank=True, help_text="net banking bank or wallet code")
+    # Hosted checkout retries (CONTRACT.md): each method the customer starts is the next attempt
+    # (PENDING -> PROCESSING); a failed one returns the payment to PENDING with its reason shown
+    # on the page, and the MAX_FAILED_ATTEMPTS-th failure ends it. `attempt` ties a late answer
+    # (a UPI approval of a request the customer left) to the attempt it belongs to.
+    attempt = models.PositiveSmallIntegerField(default=0, help_text="hosted: methods started so far")
+    failed_attempts = models.PositiveSmallIntegerField(default=0)
+    attempt_error = models.CharField(max_length=200, blank=True, help_text="why the last attempt failed")
     # Looked up through payment_unique_transfer_reference (Meta), which holds every non-empty one.
     transfer_reference = models.CharField(max_length=40, blank=True,
                                           help_text="NEFT/RTGS/challan reference the customer quotes")
@@ -231,6 +242,10 @@ class SandboxAcquirerCall(models.Model):
     outcome = models.CharField(max_length=12)
     reference = models.CharField(max_length=64, blank=True)
     message = models.CharField(max_length=200, blank=True)
+    # The payment's attempt the call belonged to: a status query asks about the current one, never
+    # an earlier attempt's answer (hosted retries). For UPI, `step` upi_cancel marks a request
+    # the gateway cancelled, which the sandbox payer's bank then never approves.
+    attempt = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -6,11 +6,14 @@ from payments.models import Payment, Reversal
 S = Payment.Status
 
 TRANSITIONS: dict[str, frozenset[str]] = {
-    # Hosted: the customer picks a method (PROCESSING), or the card is declined before any
-    # challenge (FAILED), or nobody pays in time (EXPIRED).
+    # Hosted: the customer picks a method (PROCESSING), or cancels (FAILED), or nobody pays in
+    # time (EXPIRED).
     S.PENDING: frozenset({S.PROCESSING, S.FAILED, S.EXPIRED}),
-    # Both flows: the acquirer's final answer, or the QR / intent / session runs out.
-    S.PROCESSING: frozenset({S.SUCCESS, S.FAILED, S.EXPIRED}),
+    # Both flows: the acquirer's final answer, or the QR / intent / session runs out. Hosted
+    # only, back to PENDING: an attempt failed (a declined card, a wrong OTP, a declined UPI,
+    # bank or wallet payment) or the customer left a waiting UPI request, and the methods are
+    # offered again (CONTRACT.md; payments.services.transitions.payment_attempt_failed).
+    S.PROCESSING: frozenset({S.SUCCESS, S.FAILED, S.EXPIRED, S.PENDING}),
     # Final statuses are final: the merchant creates a new payment to try again.
     S.SUCCESS: frozenset(),
     S.FAILED: frozenset(),

@@ -26,11 +26,12 @@ def idempotency_records_cleanup() -> int:
 
 
 @shared_task(name="payments.tasks.upi_sandbox_approve_task", ignore_result=True)
-def upi_sandbox_approve_task(payment_id: int) -> None:
-    """The sandbox payer's bank approves a UPI payment (success@sandbox), after the delay."""
+def upi_sandbox_approve_task(payment_id: int, attempt: int | None = None) -> None:
+    """The sandbox payer's bank approves a UPI payment (success@sandbox) of the hosted attempt
+    `attempt` (None: S2S, or a message queued before attempts existed), after the delay."""
     from payments.services.upi import upi_sandbox_approve
 
-    upi_sandbox_approve(payment_id=payment_id)
+    upi_sandbox_approve(payment_id=payment_id, attempt=attempt)
 
 
 @shared_task(name="payments.tasks.reversal_submit_task", ignore_result=True)

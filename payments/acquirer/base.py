@@ -63,6 +63,12 @@ class Acquirer(Protocol):
         APPROVED (`reference`: the RRN) or DECLINED. Raises AcquirerRefused when the acquirer
         has no such request (it never arrived), AcquirerUnavailable to be asked again later."""
 
+    def upi_cancel(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+        """Cancel the UPI pay request from `payer_vpa` of the payment's current attempt (the
+        customer chose another method): DECLINED once cancelled (it will never be approved),
+        APPROVED (`reference`: the RRN) when the payer approved it first. Raises
+        AcquirerUnavailable when it could not be asked."""
+
     def upi_collect(self, *, payment: Payment, vpa: str) -> AcquirerAnswer:
         """Hosted: send a collect request to `vpa`. PENDING (answer later) or DECLINED."""
 

@@ -76,13 +76,20 @@ def new_rrn() -> str:
 def _remembered(payment: Payment, step: str, answer: AcquirerAnswer) -> AcquirerAnswer:
     """Keep the answer to a money-moving call, for call_status, and return it."""
     SandboxAcquirerCall.objects.create(payment=payment, step=step, outcome=answer.outcome.value,
-                                       reference=answer.reference, message=answer.message[:200])
+                                       reference=answer.reference, message=answer.message[:200],
+                                       attempt=payment.attempt)
     return answer
 
 
 def new_challenge_ref() -> str:
     """A 3-D Secure challenge id (the ACS transaction id of 3-D Secure 2)."""
     return "3DS-" + secrets.token_hex(12)
+
+
+def upi_request_cancelled(*, payment_id: int, attempt: int) -> bool:
+    """Whether the gateway cancelled the UPI pay request of the payment's attempt `attempt`
+    (SandboxAcquirer.upi_cancel): the sandbox payer's bank then never approves it."""
+    return SandboxAcquirerCall.objects.filter(payment_id=payment_id, step="upi_cancel", attempt=attempt).exists()
 
 
 class SandboxAcquirer:
@@ -113,6 +120,13 @@ class SandboxAcquirer:
         if vpa in (UPI_SUCCESS_VPA, UPI_TIMEOUT_VPA):
             return AcquirerAnswer(Outcome.PENDING, raw={"vpa": vpa, "result": "awaiting approval"})
         raise ValueError(f"{payer_vpa} is not a sandbox test VPA")
+
+    def upi_cancel(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+        # A pay request waits for the payer's approval until the approval task runs; once
+        # cancelled here, upi_request_cancelled stops that approval.
+        return _remembered(payment, "upi_cancel",
+                           AcquirerAnswer(Outcome.DECLINED, message="cancelled before the payer approved",
+                                          raw={"result": "cancelled"}))
 
     def card_authorize(self, *, payment: Payment, card: CardInput) -> AcquirerAnswer:
         if card.number == DECLINED_CARD:
@@ -151,7 +165,7 @@ class SandboxAcquirer:
                            AcquirerAnswer(Outcome.APPROVED, reference=new_rrn(), raw={"credited": amount}))
 
     def call_status(self, *, payment: Payment, step: str) -> AcquirerAnswer:
-        call = (SandboxAcquirerCall.objects.filter(payment=payment, step=step).order_by("-id")
+        call = (SandboxAcquirerCall.objects.filter(payment=payment, step=step, attempt=payment.attempt).order_by("-id")
                 .only("outcome", "reference", "message").first())
         if call is None:
             raise AcquirerRefused(f"no {step} call for {payment.sabpaisa_txn_id}")

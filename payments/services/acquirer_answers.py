@@ -45,10 +45,22 @@ def status_queries_run(due: Iterable[tuple], *, take: Callable[[tuple], bool], a
     return asked
 
 
-def acquirer_answer_record(*, payment_id: int, step: str, answer: AcquirerAnswer) -> PaymentEvent:
+def acquirer_answer_record(*, payment_id: int, step: str, answer: AcquirerAnswer,
+                           attempt: int | None = None) -> PaymentEvent:
     """Append the acquirer's answer to `step` (card_authorize, card_verify_otp, upi_pay, ...)
-    to the payment's story, with its reference. Never carries card data (AcquirerAnswer.raw
-    never does)."""
+    of the hosted attempt `attempt` to the payment's story, with its reference. Never carries
+    card data (AcquirerAnswer.raw never does)."""
     return payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
                         detail={**answer.raw, "step": step, "outcome": answer.outcome.value,
-                                "message": answer.message, "reference": answer.reference})
+                                "message": answer.message, "reference": answer.reference,
+                                **({"attempt": attempt} if attempt is not None else {})})
+
+
+def attempt_left(*, payment_id: int, attempt: int | None) -> bool:
+    """Whether an answer about the hosted attempt `attempt` is for an attempt the customer has
+    left (the payment has started another since): an approval of it is to be reversed even if
+    another attempt paid (payments.services.reversals.payment_late_approval_handle, abandoned)."""
+    if attempt is None:
+        return False
+    current = Payment.objects.filter(pk=payment_id).values_list("attempt", flat=True).first()
+    return current is not None and current != attempt

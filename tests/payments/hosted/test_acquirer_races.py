@@ -52,6 +52,9 @@ def fresh(payment: Payment) -> Payment:
 
 # --- 1. the OTP needs a challenge the acquirer issued ----------------------------------------
 
+# A failed attempt leaves a hosted payment PENDING, the methods offered again (CONTRACT.md, issue
+# 19): where these tests once saw FAILED they see PENDING, and still no SUCCESS and one call.
+
 def test_an_otp_sent_while_a_declined_card_is_being_authorised_is_refused(shop, acquirer):
     # Tab 1 submits a card the issuer will decline; while the acquirer is deciding (the payment
     # is already PROCESSING/CARD), tab 2 posts the public sandbox OTP.
@@ -62,9 +65,9 @@ def test_an_otp_sent_while_a_declined_card_is_being_authorised_is_refused(shop, 
     with pytest.raises(ValidationError):
         hosted.hosted_card_verify_otp(payment=fresh(payment), otp="123456")
     gate.open()
-    assert paying.finish().status == S.FAILED
+    assert paying.finish().status == S.PENDING
     payment.refresh_from_db()
-    assert payment.status == S.FAILED and not payment.bank_rrn
+    assert payment.status == S.PENDING and not payment.bank_rrn
     assert not acquirer.called("card_verify_otp")
 
 
@@ -88,7 +91,7 @@ def test_a_card_payment_that_broke_before_its_challenge_cannot_take_an_otp(shop,
     with pytest.raises(ValidationError):
         hosted.hosted_card_verify_otp(payment=fresh(payment), otp="123456")
     payment.refresh_from_db()
-    assert payment.status == S.FAILED and not payment.bank_rrn
+    assert payment.status == S.PENDING and not payment.bank_rrn
     assert not acquirer.called("card_verify_otp")
 
 
@@ -97,11 +100,11 @@ def test_a_card_payment_that_broke_before_its_challenge_cannot_take_an_otp(shop,
 def test_a_second_otp_from_a_stale_page_never_reaches_the_acquirer(shop, acquirer):
     payment = hosted.hosted_card_pay(payment=new_session(shop), card=VISA)
     tab1, tab2 = fresh(payment), fresh(payment)  # both loaded while PROCESSING
-    assert hosted.hosted_card_verify_otp(payment=tab1, otp="000000").status == S.FAILED
+    assert hosted.hosted_card_verify_otp(payment=tab1, otp="000000").status == S.PENDING
     with pytest.raises(InvalidTransition):
         hosted.hosted_card_verify_otp(payment=tab2, otp="123456")
     assert [outcome for _, outcome, _ in acquirer.called("card_verify_otp")] == ["declined"]
-    assert fresh(payment).status == S.FAILED
+    assert fresh(payment).status == S.PENDING
 
 
 def test_an_otp_being_checked_keeps_its_claim_however_long_the_acquirer_takes(shop, acquirer):
@@ -113,16 +116,16 @@ def test_an_otp_being_checked_keeps_its_claim_however_long_the_acquirer_takes(sh
     with pytest.raises(ValidationError):
         hosted.hosted_card_verify_otp(payment=fresh(payment), otp="123456")
     gate.open()
-    assert first.finish().status == S.FAILED
+    assert first.finish().status == S.PENDING
     assert [outcome for _, outcome, _ in acquirer.called("card_verify_otp")] == ["declined"]
-    assert fresh(payment).status == S.FAILED and not fresh(payment).bank_rrn
+    assert fresh(payment).status == S.PENDING and not fresh(payment).bank_rrn
 
 
 @pytest.mark.parametrize("mode", ["NB", "WALLET"])
 def test_a_bank_page_answered_from_two_stale_tabs_reaches_the_acquirer_once(shop, acquirer, mode):
     payment = hosted.hosted_bank_start(payment=new_session(shop), mode=mode, bank_code="HDFC")
     tab1, tab2 = fresh(payment), fresh(payment)
-    assert hosted.hosted_bank_complete(payment=tab1, approved=False).status == S.FAILED
+    assert hosted.hosted_bank_complete(payment=tab1, approved=False).status == S.PENDING
     with pytest.raises(InvalidTransition):
         hosted.hosted_bank_complete(payment=tab2, approved=True)
     assert [outcome for _, outcome, _ in acquirer.called("bank_authorize")] == ["declined"]

@@ -69,13 +69,15 @@ def test_an_otp_the_acquirer_approved_ends_in_success_with_its_reference(merchan
     assert status_answers(payment)[0]["outcome"] == "approved"
 
 
-def test_a_bank_page_the_acquirer_declined_fails_the_payment(merchant):
+def test_a_bank_page_the_acquirer_declined_fails_the_attempt(merchant):
     payment = hosted.hosted_bank_start(payment=new_session(merchant), mode="NB", bank_code="SBIN")
     payment = claimed(payment, modes=hosted.BANK_MODES, target=S.FAILED, field="decision")
     SANDBOX.bank_authorize(payment=payment, bank_code="SBIN", approved=False)
     assert hosted_unanswered_reconcile() == 1
     payment.refresh_from_db()
-    assert payment.status == S.FAILED and payment.failure_reason == "declined on the bank's page (sandbox)"
+    # A failed attempt (CONTRACT.md): the methods again, with the bank's reason.
+    assert payment.status == S.PENDING and payment.attempt_error == "declined on the bank's page (sandbox)"
+    assert payment.acquirer_call_started_at is None and payment.failed_attempts == 1
 
 
 def test_funds_the_acquirer_credited_end_in_success(merchant):
