@@ -39,7 +39,8 @@ from gateway.services import audit_record
 from gateway.signing import webhook_signature
 from webhooks import transport
 from webhooks.locks import deliveries_due_lock, deliveries_lock, delivery_lock
-from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
+from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent, new_event_id
+from webhooks.payloads import event_timestamp
 
 logger = logging.getLogger("webhooks")
 
@@ -132,28 +133,32 @@ def _enqueue_on_commit(delivery_id: int, countdown: float | None = None) -> None
     pending.ids.append(delivery_id)
 
 
-def event_record(*, merchant: Merchant, event_type: str, payload: dict, subject_id: str = "") -> WebhookEvent:
+def event_record(*, merchant: Merchant, event_type: str, payload: dict, subject_id: str = "",
+                 event_id: str | None = None) -> WebhookEvent:
     """Record an event for `merchant` and, when the merchant has a webhook address, a delivery
     due now. Call it inside the caller's transaction.atomic(): the event exists exactly when
     the caller's change commits, and the delivery is queued only after that commit.
 
-    `subject_id` is the payment's sabpaisaTxnId or the refund's refundId. Raises ValueError for
-    an empty event type or a payload that is not a JSON object."""
-    return events_record([(merchant, event_type, payload, subject_id)])[0]
+    `subject_id` is the payment's sabpaisaTxnId or the refund's refundId. `event_id` (from
+    new_event_id) is for a payload that names its own event. Raises ValueError for an empty
+    event type or a payload that is not a JSON object."""
+    return events_record([(merchant, event_type, payload, subject_id)], event_ids=[event_id])[0]
 
 
-def events_record(events: list[tuple[Merchant, str, dict, str]]) -> list[WebhookEvent]:
+def events_record(events: list[tuple[Merchant, str, dict, str]], *,
+                  event_ids: list[str | None] | None = None) -> list[WebhookEvent]:
     """event_record for many (merchant, event type, payload, subject id) at once, as the expiry
     sweep records them: one INSERT for the events and one for their deliveries."""
     rows = []
-    for merchant, event_type, payload, subject_id in events:
+    for index, (merchant, event_type, payload, subject_id) in enumerate(events):
         if not event_type:
             raise ValueError("event_type is required")
         if not isinstance(payload, dict):
             raise ValueError("payload must be a dict (a JSON object)")
         body = event_body(payload)
-        rows.append(WebhookEvent(merchant=merchant, event_type=event_type, subject_id=subject_id or "",
-                                 payload=json.loads(body), body=body))
+        event_id = event_ids[index] if event_ids else None
+        rows.append(WebhookEvent(id=event_id or new_event_id(), merchant=merchant, event_type=event_type,
+                                 subject_id=subject_id or "", payload=json.loads(body), body=body))
     deliveries = [WebhookDelivery(event=event, merchant=event.merchant, next_attempt_at=event.created_at)
                   for event in rows if event.merchant.webhook_url]
     with transaction.atomic():
@@ -218,12 +223,20 @@ def _delivery_send(claim: Claim) -> tuple[transport.Result, str]:
     if not url:
         return transport.Result(error="the merchant has no webhook address"), ""
     body = event.body_bytes
-    signature = webhook_signature(merchant.webhook_secret, body, int(time.time() * 1000))
+    timestamp_ms = int(time.time() * 1000)
+    signature = webhook_signature(merchant.webhook_secret, body, timestamp_ms)
     headers = {
         "Content-Type": "application/json",
         "X-Service-Signature": signature,
         "X-Service-Event-Id": event.id,
         "X-Service-Event-Type": event.event_type,
+        # The live SabPaisa API's names, for receivers written from its docs (docs/webhooks.md):
+        # the same signature, the same event, and the timestamp the signature starts with. One
+        # delivery per event, so the delivery id is the event id, the same on every attempt.
+        "X-SabPaisa-Signature": signature,
+        "X-SabPaisa-Event": event.event_type,
+        "X-SabPaisa-Delivery-Id": event.id,
+        "X-SabPaisa-Timestamp": str(timestamp_ms),
         "User-Agent": "gateway-webhooks/1",
     }
     logger.info("webhook attempt %s of delivery %s (%s)", claim.attempt.number, delivery.pk, event.id)
@@ -382,11 +395,14 @@ def webhook_test_send(*, merchant: Merchant, actor) -> WebhookDelivery:
     if not merchant.webhook_url:
         raise ValidationError("the merchant has no webhook address", field="webhook_url")
     with transaction.atomic():
-        event = event_record(merchant=merchant, event_type=TEST_EVENT_TYPE, payload={
+        event_id = new_event_id()
+        event = event_record(merchant=merchant, event_type=TEST_EVENT_TYPE, event_id=event_id, payload={
             "event": TEST_EVENT_TYPE,
             "merchantId": merchant.code,
             "message": "This is a test event sent from the gateway console.",
             "createdAt": timezone.now().isoformat(timespec="seconds"),
+            "timestamp": event_timestamp(),
+            "idempotency_key": event_id,
         })
         delivery = event.deliveries.get()
         audit_record(actor=actor, action="webhook.test_send", obj=delivery, merchant=merchant,
