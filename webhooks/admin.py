@@ -6,7 +6,8 @@
   (audited).
 - A signature explainer on each delivery: what was signed, its length and SHA-256, the header
   sent, so a merchant whose verifier rejects us can find which input differs.
-- "Send a test event" to a merchant's address, through webhooks.services.webhook_test_send.
+- "Send a test event" to a merchant's address, through webhooks.services.webhook_test_send: it is
+  queued for a worker, and the page that follows is its delivery, where the answer appears.
 
 Nothing here writes a field itself; the log is read-only. Resending and test events need
 webhooks.change_webhookdelivery (every console role, gateway/roles.py). The lists never count
@@ -251,13 +252,9 @@ class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
             except GatewayError as exc:
                 form.add_error("merchant", exc.message)
             else:
-                last = delivery.attempt_rows.order_by("-number").first()
-                if delivery.status == WebhookDelivery.Status.DELIVERED:
-                    messages.success(request, f"Test event {delivery.event_id} delivered "
-                                              f"(HTTP {last.http_status if last else '?'}).")
-                else:
-                    messages.warning(request, f"Test event {delivery.event_id} not acknowledged: "
-                                              f"{(last.error if last else '') or delivery.status}.")
+                messages.success(request, f"Test event {delivery.event_id} queued: a worker sends it to "
+                                          f"{delivery.merchant.webhook_url} within seconds. Its answer appears "
+                                          f"under Attempts on this page; reload it.")
                 return redirect("admin:webhooks_webhookdelivery_change", delivery.pk)
         context = {**self.admin_site.each_context(request), "title": "Send a test event", "form": form,
                    "opts": self.model._meta}
@@ -267,8 +264,9 @@ class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
 class SendTestForm(forms.Form):
     merchant = forms.ModelChoiceField(
         queryset=Merchant.objects.exclude(webhook_url="").order_by("code"),
-        help_text="A webhook.test event is signed with the merchant's webhook secret and sent to "
-                  "their address once, now; the answer is shown on the next page.")
+        help_text="A webhook.test event is signed with the merchant's webhook secret and queued; a worker "
+                  "sends it to their address once (no retries). The next page is its delivery, where the "
+                  "answer appears.")
 
 
 @admin.register(WebhookEvent)

@@ -9,7 +9,8 @@
   one slow receiver holds up no other) and its results recorded in one transaction.
 - Deliveries recorded in one transaction are queued together when it commits: one message
   for one delivery, one message per batch of BATCH_SIZE for a burst.
-- `delivery_resend` and `webhook_test_send` are what the admin calls.
+- `delivery_resend` and `webhook_test_send` are what the admin calls; both only make a delivery
+  due and queue it, so no web request waits for a merchant's server.
 
 At least once: the HTTP call happens outside any transaction (a row lock is never held across
 the network). A worker that dies after the merchant answered but before the result was
@@ -389,9 +390,11 @@ def delivery_resend(*, delivery: WebhookDelivery, actor) -> WebhookDelivery:
 
 
 def webhook_test_send(*, merchant: Merchant, actor) -> WebhookDelivery:
-    """Record a `webhook.test` event for the merchant and attempt it at once, in this process,
-    so staff see the answer on the next page. Test events are attempted once, never retried.
-    Raises ValidationError when the merchant has no webhook address."""
+    """Record a `webhook.test` event for the merchant, audited, and queue its delivery: the
+    Celery task `delivery_attempt` sends it once the transaction commits (the beat sweep if
+    the broker is down), never the web process, which would wait up to the attempt's timeout
+    plus DNS. Test events are attempted once, never retried; the result appears on the
+    delivery's page. Raises ValidationError when the merchant has no webhook address."""
     if not merchant.webhook_url:
         raise ValidationError("the merchant has no webhook address", field="webhook_url")
     with transaction.atomic():
@@ -407,7 +410,4 @@ def webhook_test_send(*, merchant: Merchant, actor) -> WebhookDelivery:
         delivery = event.deliveries.get()
         audit_record(actor=actor, action="webhook.test_send", obj=delivery, merchant=merchant,
                      after={"event_id": event.id, "url": merchant.webhook_url})
-    # The queued task may win the claim; then this returns the delivery as the worker left it.
-    delivery_attempt_run(delivery.pk)
-    delivery.refresh_from_db()
     return delivery

@@ -8,8 +8,10 @@ from django.utils.html import escape
 
 from gateway.models import AuditRecord
 from tests.support.factories import make_merchant
+from tests.support.receiver import Reply
 from webhooks.models import WebhookDelivery, WebhookEvent
 from webhooks.services import delivery_attempt_run, event_record
+from webhooks.tasks import delivery_attempt
 
 CHANGELIST = "admin:webhooks_webhookdelivery_changelist"
 
@@ -83,16 +85,37 @@ def test_resend_is_refused_without_permission(client, django_user_model, deliver
     assert not AuditRecord.objects.filter(action="webhook.resend").exists()
 
 
-def test_send_a_test_event_from_the_console(admin_client, hooked, receiver):
+def test_send_a_test_event_from_the_console_queues_it_and_shows_where_the_answer_appears(
+        admin_client, hooked, receiver):
     page = admin_client.get(reverse("admin:webhooks_webhookdelivery_send_test"))
     assert page.status_code == 200 and hooked.code in page.content.decode()
     response = admin_client.post(reverse("admin:webhooks_webhookdelivery_send_test"),
                                  {"merchant": hooked.merchant.pk}, follow=True)
-    assert response.status_code == 200 and "delivered (HTTP 200)" in response.content.decode()
     event = WebhookEvent.objects.get(event_type="webhook.test")
+    delivery = event.deliveries.get()
+    # The answer page is the delivery's own, and says the event was queued, not sent.
+    assert response.redirect_chain[-1][0] == reverse("admin:webhooks_webhookdelivery_change", args=[delivery.pk])
+    assert f"Test event {event.id} queued" in response.content.decode()
+    assert receiver.count == 0 and not delivery.attempt_rows.exists()
+    assert AuditRecord.objects.filter(action="webhook.test_send").exists()
+
+    delivery_attempt(delivery.pk)  # the Celery task the commit queued, run here
     (request,) = receiver.requests
     assert request.headers["X-Service-Event-Id"] == event.id
-    assert AuditRecord.objects.filter(action="webhook.test_send").exists()
+    page = admin_client.get(reverse("admin:webhooks_webhookdelivery_change", args=[delivery.pk]))
+    assert "delivered" in page.content.decode() and escape(request.headers["X-Service-Signature"]) in \
+        page.content.decode()
+
+
+@override_settings(WEBHOOK_TIMEOUT_SECONDS=10)
+def test_a_test_event_to_a_hanging_address_does_not_hold_the_console_request(admin_client, hooked, receiver):
+    receiver.respond_with(Reply(hang=True))
+    response = admin_client.post(reverse("admin:webhooks_webhookdelivery_send_test"), {"merchant": hooked.merchant.pk})
+    assert response.status_code == 302
+    delivery = WebhookDelivery.objects.get(event__event_type="webhook.test")
+    # Nothing was attempted in the request: no attempt row, nothing arrived at the address.
+    assert delivery.status == WebhookDelivery.Status.PENDING
+    assert not delivery.attempt_rows.exists() and receiver.count == 0
 
 
 def test_the_event_pages_render(admin_client, delivered):
