@@ -240,6 +240,11 @@ def _delivery_send(claim: Claim) -> tuple[transport.Result, str]:
         "X-SabPaisa-Timestamp": str(timestamp_ms),
         "User-Agent": "gateway-webhooks/1",
     }
+    previous = merchant.previous_webhook_secret()
+    if previous:
+        # A rotation's grace period: the secret it replaced signs the same bytes and timestamp,
+        # so a receiver not yet switched to the new secret still verifies (docs/webhooks.md).
+        headers["X-Service-Signature-Previous"] = webhook_signature(previous, body, timestamp_ms)
     logger.info("webhook attempt %s of delivery %s (%s)", claim.attempt.number, delivery.pk, event.id)
     return transport.post(url, body, headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS), signature
 
