@@ -115,3 +115,21 @@ def test_the_sdk_receiver_refuses_a_delivery_signed_with_another_secret(transact
     assert delivery.status == WebhookDelivery.Status.FAILED
     assert delivery.attempt_rows.get().http_status == 401
     assert lines == []  # nothing handed to the merchant's handler
+
+
+def test_the_sdk_receiver_still_holding_the_old_secret_accepts_during_a_rotation_grace(transactional_db, admin_user):
+    from gateway.models import Merchant
+    from gateway.services import merchant_rotate_webhook_secret
+    from tests.support.factories import make_merchant
+
+    tm = make_merchant()
+    sdk_receiver = SdkReceiver(tm.webhook_secret)  # not yet switched to the new secret
+    try:
+        merchant_rotate_webhook_secret(merchant=tm.merchant, grace_seconds=3600, actor=admin_user)
+        Merchant.objects.filter(pk=tm.merchant.pk).update(webhook_url=sdk_receiver.url)
+        payment = paid(Merchant.objects.get(pk=tm.merchant.pk))
+        delivery = delivery_attempt_run(WebhookDelivery.objects.get(event__subject_id=payment.sabpaisa_txn_id).pk)
+    finally:
+        lines = sdk_receiver.lines()
+    assert delivery.status == WebhookDelivery.Status.DELIVERED
+    assert lines == [f"{payment.sabpaisa_txn_id}_SUCCESS payment.success 150000"]
