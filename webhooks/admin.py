@@ -194,7 +194,9 @@ class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
             "Different hash: they are not signing the raw body (JSON parsed and re-serialised, "
             "whitespace or encoding changed) or not prefixing the timestamp and a period. "
             "Same hash, different signature: wrong webhook secret (rotated, or the other "
-            "environment's), or the digest encoded as hex instead of base64. "
+            "environment's), or the digest encoded as hex instead of base64. Just after a rotation, "
+            "a receiver still holding the previous secret must check X-Service-Signature-Previous, "
+            "sent during the grace period the merchant's page shows. "
             "Rejected as stale: their clock differs from ours by more than 300000 ms."
         )
         return format_html("<table>{}</table><p>{}</p>", table, advice)
