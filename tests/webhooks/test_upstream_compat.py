@@ -130,3 +130,19 @@ def test_a_test_event_carries_its_event_id_as_its_key(hooked, admin_user):
     payload = delivery.event.payload
     assert payload["idempotency_key"] == delivery.event_id
     assert ISO_MS.fullmatch(payload["timestamp"])
+
+
+def test_the_3_0_0_sdk_verify_webhook_expects_another_scheme_and_refuses_our_deliveries(hooked, receiver):
+    """Documented as a difference (docs/webhooks.md, docs/upstream-compat.md): 3.0.0 wants the hex
+    HMAC of the payload keyed with the secret key, which X-SabPaisa-Signature cannot also be."""
+    from sabpaisa_python import SabPaisa
+
+    payment = paid(hooked.merchant)
+    deliver(payment.sabpaisa_txn_id)
+    (request,) = receiver.requests
+    sdk = SabPaisa(hooked.code, hooked.api_key, hooked.secret_key)
+    verdict = sdk.verify_webhook(request.body.decode(), request.headers["X-SabPaisa-Signature"])
+    assert verdict["signature_valid"] is False
+    # What it would accept is a different header value altogether, keyed with the secret key.
+    expected = hmac.new(hooked.secret_key.encode(), request.body, hashlib.sha256).hexdigest()
+    assert sdk.verify_webhook(request.body.decode(), expected)["signature_valid"] is True
