@@ -255,7 +255,7 @@ class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
                 form.add_error("merchant", exc.message)
             else:
                 messages.success(request, f"Test event {delivery.event_id} queued: a worker sends it to "
-                                          f"{delivery.merchant.webhook_url} within seconds. Its answer appears "
+                                          f"{delivery.address} within seconds. Its answer appears "
                                           f"under Attempts on this page; reload it.")
                 return redirect("admin:webhooks_webhookdelivery_change", delivery.pk)
         context = {**self.admin_site.each_context(request), "title": "Send a test event", "form": form,
