@@ -2,6 +2,7 @@
 delivery rows decide what is due (webhooks.services)."""
 from celery import shared_task
 
+from gateway.services import merchant_previous_webhook_secrets_forget
 from webhooks import services
 
 
@@ -31,3 +32,10 @@ def webhook_history_purge_task() -> int:
     from webhooks.retention import webhook_history_delete_old
 
     return webhook_history_delete_old()
+
+
+@shared_task(name="webhooks.tasks.previous_webhook_secrets_forget", ignore_result=True)
+def previous_webhook_secrets_forget() -> int:
+    """Wipe rotated-out webhook secrets whose grace period has ended (signing stops at the end
+    of the grace by itself; this removes the secret from the database)."""
+    return merchant_previous_webhook_secrets_forget()
