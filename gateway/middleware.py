@@ -7,6 +7,7 @@ from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOpera
 from django.http import Http404
 from django.utils.log import log_response
 
+from gateway.clientip import warn_if_proxy_unconfigured
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound, ValidationError, error_response
 from gateway.tracing import new_trace_id, reset_merchant, reset_trace_id, set_merchant, set_trace_id
 from gateway.views import is_console
@@ -29,6 +30,7 @@ class TraceIdMiddleware:
         merchant_token = set_merchant("")
         try:
             request.trace_id = token.var.get()
+            warn_if_proxy_unconfigured(request)
             response = self.get_response(request)
             response["X-Trace-Id"] = request.trace_id
             # Django logs 5xx answers after the last middleware has returned, where the line
