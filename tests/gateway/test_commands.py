@@ -102,3 +102,12 @@ def test_create_merchant_refuses_a_code_already_taken():
     call_command("create_merchant", "--code", "TAKEN", "--name", "First", stdout=StringIO())
     with pytest.raises(CommandError, match="already exists"):
         call_command("create_merchant", "--code", "TAKEN", "--name", "Second", stdout=StringIO())
+
+
+@pytest.mark.django_db
+def test_demo_merchant_refuses_to_run_in_production(settings, capsys):
+    settings.IS_PRODUCTION = True
+    with pytest.raises(CommandError, match="production"):
+        call_command("demo_merchant")
+    assert not Merchant.objects.filter(code="DEMO").exists()
+    assert capsys.readouterr().out == ""

@@ -1,7 +1,8 @@
 """The quick start's demo merchant: created the first time, given new credentials after."""
 import json
 
-from django.core.management.base import BaseCommand
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
 
 from gateway import services
 from gateway.models import Merchant
@@ -14,6 +15,11 @@ class Command(BaseCommand):
         parser.add_argument("--code", default="DEMO")
 
     def handle(self, *args, code, **options):
+        if settings.IS_PRODUCTION:
+            # It prints working credentials and re-issues them for an existing merchant: a
+            # quick-start convenience, never for a live system (create_merchant is).
+            raise CommandError("demo_merchant is for the quick start and refuses to run in production; "
+                               "use create_merchant")
         merchant = Merchant.objects.filter(code=code).first()
         if merchant is None:
             credentials = services.merchant_create(code=code, name="Demo Store", s2s_enabled=True).as_dict()
