@@ -2,6 +2,7 @@
 never reach a DRF view (unknown paths, wrong methods on plain views, crashes)."""
 import logging
 
+from csp.middleware import CSPMiddleware
 from django.conf import settings
 from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
 from django.http import Http404
@@ -115,3 +116,21 @@ class NulCharacterMiddleware:
                 return error_response(ValidationError("must not contain NUL characters",
                                                       field=name.replace("\x00", "") or "query"))
         return self.get_response(request)
+
+
+class PagePolicyMiddleware(CSPMiddleware):
+    """The Content-Security-Policy (settings.CONTENT_SECURITY_POLICY) on every HTML page: the
+    checkout, the sandbox pages, the console and the API docs page. JSON answers carry none
+    (nothing renders them). The console's templates and the docs page use inline styles, so
+    there styles may be inline; scripts never are, anywhere, and the console's forms post only
+    to the console itself."""
+
+    def process_response(self, request, response):
+        if not response.get("Content-Type", "").startswith("text/html"):
+            return response
+        if is_console(request) or request.path.startswith("/api/docs/"):
+            replace = {"style-src": ["'self'", "'unsafe-inline'"]}
+            if is_console(request):
+                replace["form-action"] = ["'self'"]
+            response._csp_replace = {**replace, **(getattr(response, "_csp_replace", None) or {})}
+        return super().process_response(request, response)

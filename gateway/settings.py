@@ -66,6 +66,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    # Swagger UI's files, served from our own /static/ rather than a CDN (the docs page's CSP).
+    "drf_spectacular_sidecar",
     "gateway",
     "webhooks",
     "payments",
@@ -76,6 +78,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "gateway.middleware.TraceIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # The Content-Security-Policy on every HTML page: checkout, sandbox, console, API docs.
+    "gateway.middleware.PagePolicyMiddleware",
     # Serves the checkout's CSS and the admin's assets under gunicorn, no proxy needed.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "gateway.middleware.NulCharacterMiddleware",
@@ -264,9 +268,13 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "2.4.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
-# Content-Security-Policy (django-csp 4): applied by the checkout views' decorator.
+# Content-Security-Policy (django-csp 4), on every HTML page (gateway.middleware.PagePolicyMiddleware;
+# the console and the API docs page also allow inline styles, which the admin's templates use).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
@@ -286,6 +294,15 @@ X_FRAME_OPTIONS = "DENY"
 if IS_PRODUCTION:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    # TLS ends at the proxy in front (README): it must set X-Forwarded-Proto, overwriting any a
+    # client sent. Plain HTTP is redirected to HTTPS, except the health check, which load
+    # balancers and orchestrators probe over plain HTTP inside the network.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
+    if not GATEWAY_PUBLIC_URL.startswith("https://"):
+        raise ImproperlyConfigured("GATEWAY_PUBLIC_URL must be an https:// address in production")
 
 LOGGING = {
     "version": 1,

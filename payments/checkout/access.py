@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import logging
 
-from csp.middleware import CSPMiddleware
 from django.core.cache import cache
-from django.utils.decorators import decorator_from_middleware
 from django.views.decorators.cache import never_cache
 
 from gateway.cache import counter_hit
@@ -40,13 +38,11 @@ MAX_GRANTS = 20
 BAD_SECRET_LIMIT = 20
 BAD_SECRET_WINDOW_SECONDS = 900
 
-checkout_csp = decorator_from_middleware(CSPMiddleware)
-
-
 def checkout_page(view):
-    """Every checkout and sandbox page: the CSP header, and never cached. (A GatewayError a
-    view raises becomes the JSON envelope in gateway.middleware.ApiErrorMiddleware.)"""
-    return checkout_csp(never_cache(view))
+    """Every checkout and sandbox page: never cached. (The CSP header comes with every HTML
+    page, gateway.middleware.PagePolicyMiddleware; a GatewayError a view raises becomes the
+    JSON envelope in gateway.middleware.ApiErrorMiddleware.)"""
+    return never_cache(view)
 
 
 def _failure_keys(request, payment_id: str) -> tuple[str, str]:
