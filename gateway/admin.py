@@ -257,6 +257,20 @@ for _model, _admin in ((User, AuditedUserAdmin), (Group, AuditedGroupAdmin)):
         admin.site.unregister(_model)
     admin.site.register(_model, _admin)
 
+# Sign-in machinery stays out of the console's pages: axes' attempt records (usernames, addresses)
+# are no business of support, and authenticators are enrolled from the command line
+# (console_totp_enrol); locked usernames are released with axes' `manage.py axes_reset_username`.
+# Every sign-in, failure and lock-out is in the audit log (gateway.signin) for everyone to read.
+def _console_hides_sign_in_models() -> None:
+    from axes.models import AccessAttempt, AccessFailureLog, AccessLog
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    for model in (AccessAttempt, AccessFailureLog, AccessLog, TOTPDevice):
+        if admin.site.is_registered(model):
+            admin.site.unregister(model)
+
+
+_console_hides_sign_in_models()
 
 admin.site.site_header = "Payment gateway console"
 admin.site.site_title = "Gateway console"

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
 from django.db.models.signals import post_migrate
 
 
@@ -13,6 +14,16 @@ class GatewayConfig(AppConfig):
         from gateway.clientip import check_proxy_setting
 
         checks.register(check_proxy_setting, checks.Tags.security)
+        from gateway.signin import connect_audit_receivers
+
+        connect_audit_receivers()
 
         # Keeps the console's role groups complete when a later migration adds a permission.
         post_migrate.connect(roles.sync_after_migrate, dispatch_uid="gateway.roles.sync_after_migrate")
+
+
+class ConsoleAdminConfig(admin_apps.AdminConfig):
+    """django.contrib.admin with the console's site: sign-in with a second factor (gateway.signin)."""
+
+    default = False  # named in INSTALLED_APPS; "gateway" alone is GatewayConfig
+    default_site = "gateway.signin.ConsoleAdminSite"

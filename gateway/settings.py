@@ -4,6 +4,7 @@ Every variable has an embedded default so that `scripts/quickstart` runs with no
 Python: SQLite under var/, a local-memory cache and a file-system Celery broker. Production
 (GATEWAY_ENV=production) refuses the development defaults for secrets.
 """
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -58,12 +59,15 @@ CSRF_TRUSTED_ORIGINS = [GATEWAY_PUBLIC_URL]
 CSRF_FAILURE_VIEW = "gateway.views.csrf_failure"
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "gateway.apps.ConsoleAdminConfig",  # django.contrib.admin, with the console's sign-in
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
     "rest_framework",
     "drf_spectacular",
     # Swagger UI's files, served from our own /static/ rather than a CDN (the docs page's CSP).
@@ -88,9 +92,12 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "gateway.middleware.ApiErrorMiddleware",
+    # Last, as django-axes asks: turns a locked-out sign-in into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 APPEND_SLASH = False
 
@@ -184,6 +191,28 @@ CELERY_BEAT_SCHEDULE = {
     # longer become a token (docs/tokens.md).
     "card-consents-purge": {"task": "tokens.tasks.card_consents_purge_task", "schedule": 3600.0},
 }
+
+# Console sign-in (gateway/signin.py, docs/security.md). django-axes: five failed sign-ins (a
+# wrong password or code) for one username, or from one client address (gateway.clientip), lock
+# that username or address for 15 minutes; a successful one resets the count. The username
+# count stops guessing one account from many addresses, the address count one address trying
+# one password on many accounts.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "gateway.signin.axes_client_ip"
+# Sign-ins are recorded in the project's audit log (gateway.signin); axes keeps only failures.
+AXES_DISABLE_ACCESS_LOG = True
+AXES_LOCKOUT_TEMPLATE = "admin/console/locked_out.html"
+AXES_VERBOSE = False
+OTP_TOTP_ISSUER = "Payment gateway console"
+# A console session lasts a working day, then staff sign in again.
+SESSION_COOKIE_AGE = 9 * 3600
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
