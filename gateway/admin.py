@@ -31,7 +31,8 @@ class MerchantForm(forms.ModelForm):
 
     class Meta:
         model = Merchant
-        fields = ["code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit"]
+        fields = ["code", "name", "is_active", "signed_requests_required", "s2s_enabled", "webhook_url",
+                  "rate_limit"]
 
     def clean_webhook_url(self):
         url = self.cleaned_data.get("webhook_url") or ""
@@ -57,7 +58,7 @@ class RotateApiKeyForm(forms.Form):
 
 class ApiKeyInline(admin.TabularInline):
     model = ApiKey
-    fields = ("prefix", "created_at", "expires_at")
+    fields = ("prefix", "created_at", "expires_at", "rotated_at", "rotated_by")
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -69,15 +70,17 @@ class ApiKeyInline(admin.TabularInline):
 @admin.register(Merchant)
 class MerchantAdmin(admin.ModelAdmin):
     form = MerchantForm
-    list_display = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit", "created_at")
-    list_filter = ("is_active", "s2s_enabled")
+    list_display = ("code", "name", "is_active", "signed_requests_required", "s2s_enabled", "webhook_url",
+                    "rate_limit", "created_at")
+    list_filter = ("is_active", "signed_requests_required", "s2s_enabled")
     search_fields = ("code", "name")
     readonly_fields = ("credential_actions", "credential_note", "created_at", "updated_at")
     inlines = [ApiKeyInline]
     show_full_result_count = False
 
     def get_fields(self, request, obj=None):
-        base = ["code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit"]
+        # Signed requests right after the merchant's identity: the setting docs/security.md recommends.
+        base = ["code", "name", "is_active", "signed_requests_required", "s2s_enabled", "webhook_url", "rate_limit"]
         if obj is None:
             return base
         # Only those who may rotate see the rotate buttons.

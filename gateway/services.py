@@ -15,7 +15,8 @@ from gateway.errors import ValidationError
 from gateway.models import ApiKey, AuditRecord, Merchant, merchant_code_validator
 from gateway.urlcheck import validate_webhook_url
 
-AUDITED_FIELDS = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit")
+AUDITED_FIELDS = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit",
+                  "signed_requests_required")
 RATE_LIMIT_MAX = 100_000
 
 
@@ -129,7 +130,10 @@ def merchant_rotate_api_key(*, merchant: Merchant, grace_seconds: int = 0, actor
     for key in live:
         if key.expires_at is None or key.expires_at > expires:
             key.expires_at = expires
-            key.save(update_fields=["expires_at"])
+            if key.rotated_at is None:
+                key.rotated_at = now
+                key.rotated_by = getattr(actor, "get_username", lambda: str(actor or "system"))()[:150]
+            key.save(update_fields=["expires_at", "rotated_at", "rotated_by"])
     raw = _api_key_create(merchant)
     new_key = ApiKey.objects.get(prefix=raw[: ApiKey.PREFIX_LENGTH])
     audit_record(actor=actor, action="merchant.rotate_api_key", obj=merchant, merchant=merchant,

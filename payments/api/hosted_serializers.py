@@ -158,10 +158,12 @@ class HostedPaymentCreateSerializer(RequestSerializer):
 
 
 class EnquiryQuerySerializer(serializers.Serializer):
-    """GET /api/v2/payments?merchantId=..&merchantTxnId=.."""
+    """GET /api/v2/payments?merchantId=..&merchantTxnId=.., optionally (and, for merchants that
+    require signed requests, necessarily) signed with checksum and timestamp as the POST form is."""
 
     merchantId = StrictCharField(max_length=50)
     merchantTxnId = StrictCharField(max_length=100)
+    checksum = ChecksumField(required=False)
 
 
 class EnquiryBodySerializer(serializers.Serializer):

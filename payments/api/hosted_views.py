@@ -11,7 +11,7 @@ from gateway.api import GatewayAPIView, validated
 from gateway.auth import ensure_same_merchant
 from gateway.errors import ValidationError
 from gateway.schema import error_responses
-from gateway.signing import verify_checksum, verify_timestamp
+from gateway.signing import verify_checksum, verify_signed_if_sent_or_required, verify_timestamp
 from payments.api.hosted_serializers import (
     EnquiryBodyRequestSchema,
     EnquiryBodyResponseSchema,
@@ -90,7 +90,11 @@ class HostedPaymentsView(GatewayAPIView):
     @extend_schema(
         operation_id="payment_enquiry", responses={200: TransactionSchema, **error_responses(400, 401, 404, 429)},
         parameters=[OpenApiParameter("merchantId", str, required=True),
-                    OpenApiParameter("merchantTxnId", str, required=True)],
+                    OpenApiParameter("merchantTxnId", str, required=True),
+                    OpenApiParameter("timestamp", int, required=False),
+                    OpenApiParameter("checksum", str, required=False,
+                                     description="HMAC-SHA256 of merchantId|merchantTxnId|0|INR|timestamp, verified "
+                                                 "when sent; required when the merchant requires signed requests")],
         description="Enquiry by merchantTxnId, payments of both flows. amount is paise, paidAmount rupees.",
     )
     def get(self, request):
@@ -98,6 +102,9 @@ class HostedPaymentsView(GatewayAPIView):
         _ensure_claimed_merchant(request, query, "merchantId")
         fields = validated(EnquiryQuerySerializer, query)
         ensure_same_merchant(request.user, fields["merchantId"])
+        verify_signed_if_sent_or_required(request.user, checksum=fields.get("checksum"),
+                                          timestamp=query.get("timestamp"),
+                                          fields=(fields["merchantId"], fields["merchantTxnId"], 0, "INR"))
         found = payment_get_for_enquiry(merchant=request.user, merchant_txn_id=fields["merchantTxnId"])
         return Response(enquiry_transaction(found.payment, refunded=found.refunded_amount,
                                             refund_pending=found.refund_pending_amount))
@@ -118,7 +125,7 @@ class PaymentEnquiryView(GatewayAPIView):
         _ensure_claimed_merchant(request, data, "clientCode", "merchantId")
         fields = validated(EnquiryBodySerializer, data)
         ensure_same_merchant(request.user, fields["merchant_code"])
-        if "checksum" in data or "timestamp" in data:
+        if "checksum" in data or "timestamp" in data or request.user.signed_requests_required:
             timestamp = verify_timestamp(data.get("timestamp"))
             verify_checksum(request.user.secret_key, fields.get("checksum"), fields["merchant_code"],
                             fields["merchantTxnId"], 0, "INR", timestamp)
