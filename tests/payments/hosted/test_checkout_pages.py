@@ -113,6 +113,22 @@ def test_the_link_limiter_fails_open_when_redis_is_down(client, session, setting
     assert any("checkout link limit not applied" in r.getMessage() for r in caplog.records)
 
 
+def test_the_link_limiter_fails_open_when_redis_hangs(client, session, settings, caplog):
+    # A "Redis" that accepts connections and never answers (a hung or SIGSTOPped server); the
+    # cache's socket timeout (settings) turns the hang into an error, which must not become a 500.
+    with socket.socket() as hung:
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(16)
+        port = hung.getsockname()[1]
+        settings.CACHES = {"default": {"BACKEND": "gateway.cache.RedisCache",
+                                       "LOCATION": f"redis://127.0.0.1:{port}/0",
+                                       "OPTIONS": {"socket_timeout": 0.2, "socket_connect_timeout": 0.2}}}
+        wrong = client.get(f"/checkout/{session['paymentId']}?clientSecret=guess")
+        assert wrong.status_code == 404 and wrong.json()["errorCode"] == "NOT_FOUND"
+        assert enter(client, session).status_code == 303
+    assert any("checkout link limit not applied" in r.getMessage() for r in caplog.records)
+
+
 def test_a_customer_with_access_is_not_locked_out_by_probing_from_the_same_address(client, session):
     from payments.checkout.access import BAD_SECRET_LIMIT
 
