@@ -71,7 +71,8 @@ def _api_key_create(merchant: Merchant) -> str:
 
 @transaction.atomic
 def merchant_create(*, code: str, name: str, webhook_url: str = "", s2s_enabled: bool = False,
-                    rate_limit: int | None = None, actor=None) -> MerchantCredentials:
+                    rate_limit: int | None = None, signed_requests_required: bool = False,
+                    actor=None) -> MerchantCredentials:
     """Onboard a merchant. Raises ValidationError for a bad code, address or limit, or a
     code already taken. Returns the credentials, which are never shown again."""
     try:
@@ -94,6 +95,7 @@ def merchant_create(*, code: str, name: str, webhook_url: str = "", s2s_enabled:
         with transaction.atomic():
             merchant = Merchant.objects.create(
                 code=code, name=name, webhook_url=webhook_url, s2s_enabled=s2s_enabled, rate_limit=rate_limit,
+                signed_requests_required=signed_requests_required,
                 secret_key_encrypted=crypto.encrypt(secret_key),
                 webhook_secret_encrypted=crypto.encrypt(webhook_secret),
             )

@@ -66,6 +66,14 @@ def test_create_merchant_defaults(capsys):
     merchant = Merchant.objects.get(code=credentials["merchantId"])
     assert (merchant.s2s_enabled, merchant.rate_limit, merchant.webhook_url, merchant.is_active) == (
         False, None, "", True)
+    assert merchant.signed_requests_required is False
+
+
+@pytest.mark.django_db
+def test_create_merchant_can_require_signed_requests():
+    out = StringIO()
+    call_command("create_merchant", "--code", "CLI2S", "--name", "Strict", "--signed-requests", stdout=out)
+    assert Merchant.objects.get(code=json.loads(out.getvalue())["merchantId"]).signed_requests_required is True
 
 
 @pytest.mark.django_db
