@@ -12,10 +12,11 @@ class GatewayConfig(AppConfig):
 
         from gateway import roles, schema  # noqa: F401  schema registers the X-Api-Key scheme with drf-spectacular
         from gateway.clientip import check_proxy_setting
-
-        checks.register(check_proxy_setting, checks.Tags.security)
         from gateway.signin import connect_audit_receivers
 
+        # Warns at start (check, migrate) when production has a proxy in front but trusts none.
+        checks.register(check_proxy_setting, checks.Tags.security)
+        # Every console sign-in, failure and lock-out goes to the audit log.
         connect_audit_receivers()
 
         # Keeps the console's role groups complete when a later migration adds a permission.

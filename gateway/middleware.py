@@ -21,7 +21,8 @@ _DJANGO_ANSWERS = (Http404, PermissionDenied, SuspiciousOperation, BadRequest)
 
 
 class TraceIdMiddleware:
-    """Give every request a traceId, expose it as X-Trace-Id and in every log line."""
+    """Give every request a traceId, expose it as X-Trace-Id and in every log line. (And, once
+    per process, warn of a proxy in front that TRUSTED_PROXY_COUNT does not know: gateway.clientip.)"""
 
     def __init__(self, get_response):
         self.get_response = get_response
