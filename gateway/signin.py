@@ -1,7 +1,8 @@
 """Console sign-in: who may get in, with what, and the audit trail of every attempt.
 
 Well-kept libraries do the hard parts (docs/security.md says why each):
-- django-axes counts failed sign-ins and locks a username out for a while (settings.AXES_*).
+- django-axes counts failed sign-ins and locks the username, or the client address, out for a
+  while (settings.AXES_*).
 - django-otp checks TOTP codes from an authenticator app (devices: `manage.py console_totp_enrol`).
 
 The rules, in ConsoleAuthenticationForm and ConsoleAdminSite:
