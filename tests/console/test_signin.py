@@ -141,3 +141,9 @@ def test_enrolling_prints_an_otpauth_address_once_and_is_audited(capsys):
     assert out.startswith("otpauth://totp/") and "secret=" in out
     assert TOTPDevice.objects.filter(user__username="adm-enrol", confirmed=True).count() == 1
     assert AuditRecord.objects.filter(action="console.totp_enrol").exists()
+
+
+def test_the_sign_in_page_asks_for_the_authenticator_code(client):
+    html = client.get("/admin/login/").content.decode()
+    assert 'name="otp_token"' in html and 'autocomplete="one-time-code"' in html
+    assert "Authenticator code" in html
