@@ -19,13 +19,16 @@ customer must not get a 500 because a counter could not be read.
 from __future__ import annotations
 
 import logging
+from functools import wraps
 
 from django.core.cache import cache
+from django.utils import translation
 from django.views.decorators.cache import never_cache
 
 from gateway.cache import counter_hit
 from gateway.clientip import client_ip
-from gateway.errors import NotFound, RateLimited
+from gateway.customer_pages import customer_error_page
+from gateway.errors import GatewayError, NotFound, RateLimited
 from payments.models import Payment
 from payments.selectors import payment_get_for_checkout, payment_get_hosted
 
@@ -39,10 +42,28 @@ BAD_SECRET_LIMIT = 20
 BAD_SECRET_WINDOW_SECONDS = 900
 
 def checkout_page(view):
-    """Every checkout and sandbox page: never cached. (The CSP header comes with every HTML
-    page, gateway.middleware.PagePolicyMiddleware; a GatewayError a view raises becomes the
-    JSON envelope in gateway.middleware.ApiErrorMiddleware.)"""
-    return never_cache(view)
+    """Every checkout and sandbox page: never cached, and in the customer's language
+    (payments.checkout.language), its error pages included. (The CSP header comes with every
+    HTML page, gateway.middleware.PagePolicyMiddleware. A GatewayError a view raises becomes,
+    for a browser, an HTML page in the checkout's look, and for anything else the JSON
+    envelope: gateway.customer_pages, gateway.middleware.ApiErrorMiddleware.)"""
+
+    @wraps(view)
+    def in_language(request, *args, **kwargs):
+        from payments.checkout.language import checkout_language
+
+        language = checkout_language(request, kwargs.get("payment_id"))
+        with translation.override(language):
+            try:
+                response = view(request, *args, **kwargs)
+            except GatewayError as exc:
+                response = customer_error_page(request, exc)
+                if response is None:
+                    raise
+        response.headers.setdefault("Content-Language", language)
+        return response
+
+    return never_cache(in_language)
 
 
 def _failure_keys(request, payment_id: str) -> tuple[str, str]:
