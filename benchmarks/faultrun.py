@@ -170,7 +170,7 @@ class FaultRun:
         while time.time() < deadline:
             open_payments = self.count(f"SELECT count(*) FROM payments_payment WHERE merchant_id = {merchant} "
                                        "AND status IN ('PENDING', 'PROCESSING')")
-            open_refunds = self.count("SELECT count(*) FROM refunds_refund WHERE status = 'PENDING'")
+            open_refunds = self.count("SELECT count(*) FROM refunds_refund WHERE status = 'INITIATED'")
             open_deliveries = self.count("SELECT count(*) FROM webhooks_webhookdelivery "
                                          "WHERE status IN ('pending', 'failed')")
             recorded = self.count(f"SELECT count(*) FROM webhooks_webhookevent WHERE merchant_id = {merchant}")
@@ -236,7 +236,7 @@ class FaultRun:
                 "AND p.status IN ('SUCCESS', 'FAILED', 'EXPIRED') AND (SELECT count(*) FROM webhooks_webhookevent e "
                 "WHERE e.subject_id = p.sabpaisa_txn_id AND e.event_type LIKE 'payment.%') <> 1"),
             "final_refunds_without_their_event": self.count(
-                "SELECT count(*) FROM refunds_refund r WHERE r.status IN ('PROCESSED', 'FAILED') AND "
+                "SELECT count(*) FROM refunds_refund r WHERE r.status IN ('SUCCESS', 'FAILED') AND "
                 "(SELECT count(*) FROM webhooks_webhookevent e WHERE e.subject_id = r.refund_id "
                 "AND e.event_type LIKE 'refund.%') <> 1"),
             "payments_by_status": dict(line.split("|") for line in (self.psql(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from refunds.models import Refund
 
 EVENT_TYPES = {
-    Refund.Status.PROCESSED: "refund.processed",
+    Refund.Status.SUCCESS: "refund.processed",
     Refund.Status.FAILED: "refund.failed",
 }
 

@@ -17,18 +17,18 @@ def _sum(queryset) -> int:
 
 
 def refunded_amount(payment: Payment) -> int:
-    """Paise returned to the customer: the sum of PROCESSED refunds. PENDING refunds are not
+    """Paise returned to the customer: the sum of SUCCESS refunds. INITIATED refunds are not
     counted (see refund_pending_amount); FAILED ones never are."""
-    return _sum(Refund.objects.filter(payment=payment, status=S.PROCESSED))
+    return _sum(Refund.objects.filter(payment=payment, status=S.SUCCESS))
 
 
 def refund_pending_amount(payment: Payment) -> int:
-    """Paise accepted for refund that the bank has not confirmed yet (PENDING refunds)."""
-    return _sum(Refund.objects.filter(payment=payment, status=S.PENDING))
+    """Paise accepted for refund that the bank has not confirmed yet (INITIATED refunds)."""
+    return _sum(Refund.objects.filter(payment=payment, status=S.INITIATED))
 
 
 def refund_committed_amount(payment: Payment) -> int:
-    """PENDING plus PROCESSED: what no new refund may take. Exact only under the payment's lock."""
+    """INITIATED plus SUCCESS: what no new refund may take. Exact only under the payment's lock."""
     return _sum(Refund.objects.filter(payment=payment).exclude(status=S.FAILED))
 
 

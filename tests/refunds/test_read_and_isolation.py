@@ -25,7 +25,7 @@ def test_list_shows_every_refund_of_the_payment_with_its_totals(api, post_refund
     assert response.status_code == 200, response.json()
     body = response.json()
     assert [r["refundId"] for r in body["refunds"]] == [first["refundId"], second["refundId"]]
-    assert [r["status"] for r in body["refunds"]] == ["PROCESSED", "PENDING"]
+    assert [r["status"] for r in body["refunds"]] == ["SUCCESS", "INITIATED"]
     assert body["count"] == 2
     assert (body["paidAmountPaise"], body["refundedAmount"], body["refundPendingAmount"], body["refundableAmount"]) == \
         (10_000, 1_000, 2_000, 7_000)
@@ -56,7 +56,7 @@ def test_get_returns_the_refund_record(api, post_refund, merchant):
     response = _get(api, merchant, "/api/v2/refunds/ORDER-7-R1")
     assert response.status_code == 200
     body = response.json()
-    assert body["refundId"] == "ORDER-7-R1" and body["status"] == "PROCESSED"
+    assert body["refundId"] == "ORDER-7-R1" and body["status"] == "SUCCESS"
     assert body["createdAt"] == created["createdAt"]
     assert body["bankRefundReference"].startswith("RF")
     for field in ("refundId", "sabpaisaTxnId", "merchantTxnId", "refundAmount", "status", "reason",
