@@ -44,7 +44,7 @@ class Refund(models.Model):
     amount = models.BigIntegerField("refundAmount", help_text="paise")
     currency = models.CharField(max_length=3, default="INR")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.INITIATED, db_index=True)
-    reason = models.CharField(max_length=255, blank=True)
+    reason = models.CharField(max_length=500, blank=True)  # SabPaisa's limit (issue 17)
 
     # How the money goes back: always the payment's original method, copied at creation so the
     # record still says what happened if the payment row is ever corrected.

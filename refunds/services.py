@@ -26,7 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from gateway.errors import IdempotencyMismatch, RefundAmountExceeded, RefundNotAllowed, ValidationError
+from gateway.errors import DuplicateRefund, RefundAmountExceeded, RefundNotAllowed, ValidationError
 from gateway.models import Merchant
 from gateway.services import audit_record
 from payments.acquirer import get_acquirer
@@ -133,7 +133,7 @@ def _existing(merchant: Merchant, refund_id: str, fingerprint: str) -> Refund | 
     refund = (Refund.objects.select_related("merchant", "payment")
               .filter(merchant=merchant, refund_id=refund_id).first())
     if refund is not None and refund.request_hash != fingerprint:
-        raise IdempotencyMismatch(f"refundId {refund_id} was already used with a different request")
+        raise DuplicateRefund(f"refundId {refund_id} was already used with a different request")
     return refund
 
 
@@ -177,7 +177,7 @@ def refund_create(*, merchant: Merchant, payment: Payment, amount: int | None = 
     after the transaction commits.
 
     With `refund_id`, a repeat of the same request returns the first refund (created=False).
-    Raises IdempotencyMismatch (refund_id used with another request), RefundNotAllowed (the
+    Raises DuplicateRefund (refund_id used with another request), RefundNotAllowed (the
     payment is not SUCCESS), RefundAmountExceeded (more than remains, or nothing remains),
     ValidationError (not positive, or below the minimum). Staff refunds (source ADMIN, with
     `actor`) are written to the audit log in the same transaction."""
@@ -191,7 +191,7 @@ def refund_create(*, merchant: Merchant, payment: Payment, amount: int | None = 
         # Two requests with one refundId on different payments hold different payment locks,
         # so both can pass the repeat check; the unique constraint stopped the second. The
         # first is committed and visible now: answer as a repeat would (the same refund, or
-        # IDEMPOTENCY_MISMATCH).
+        # DUPLICATE_REFUND).
         if not refund_id:
             raise
         return _refund_create_locked(**kwargs)

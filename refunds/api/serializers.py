@@ -18,7 +18,7 @@ from refunds.models import REFUND_ID_MAX_LENGTH
 
 TXN_ID_MAX = 50
 MERCHANT_ID_MAX = 50
-REASON_MAX = 255
+REASON_MAX = 500  # SabPaisa's limit (issue 17), and what SDK 1.0.1 checks before sending
 REFUND_ID_PATTERN = re.compile(rf"^[A-Za-z0-9_-]{{1,{REFUND_ID_MAX_LENGTH}}}$")
 
 
@@ -47,18 +47,25 @@ def is_refund_id(value: str) -> bool:
     return bool(REFUND_ID_PATTERN.fullmatch(value))
 
 
-def _one_of(attrs: dict, name: str, alias: str):
-    """The value of `name` or of its alias `alias`; both present must agree."""
-    value, alias_value = attrs.get(name), attrs.get(alias)
-    if value is not None and alias_value is not None and value != alias_value:
-        raise serializers.ValidationError({alias: f"must equal {name} when both are sent"})
-    return value if value is not None else alias_value
+def _one_of(attrs: dict, name: str, *aliases: str):
+    """The value of `name` or of one of its aliases; any two present must agree."""
+    value = attrs.get(name)
+    for alias in aliases:
+        alias_value = attrs.get(alias)
+        if alias_value is None:
+            continue
+        if value is not None and alias_value != value:
+            raise serializers.ValidationError({alias: f"must equal {name} when both are sent"})
+        value = alias_value
+    return value
 
 
 class RefundCreateSerializer(serializers.Serializer):
-    merchantId = StrictCharField(max_length=MERCHANT_ID_MAX)
+    # Absent: the merchant is the X-Merchant-Id header (SDK 1.0.1 sends no merchantId in the body).
+    merchantId = StrictCharField(max_length=MERCHANT_ID_MAX, required=False)
     sabpaisaTxnId = StrictCharField(max_length=TXN_ID_MAX, required=False)
-    transactionId = StrictCharField(max_length=TXN_ID_MAX, required=False)   # SDK alias
+    transactionId = StrictCharField(max_length=TXN_ID_MAX, required=False)   # SDK 3.0.0 alias
+    txnId = StrictCharField(max_length=TXN_ID_MAX, required=False)           # SDK 1.0.1 alias
     refundAmount = PaiseField(required=False)
     amount = PaiseField(required=False)                                      # SDK alias
     reason = StrictCharField(max_length=REASON_MAX, required=False, allow_blank=True, allow_null=True)
@@ -73,7 +80,7 @@ class RefundCreateSerializer(serializers.Serializer):
         return value
 
     def validate(self, attrs):
-        txn_id = _one_of(attrs, "sabpaisaTxnId", "transactionId")
+        txn_id = _one_of(attrs, "sabpaisaTxnId", "transactionId", "txnId")
         if txn_id is None:
             raise serializers.ValidationError({"sabpaisaTxnId": "this field is required"})
         attrs["txn_id"] = txn_id

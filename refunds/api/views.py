@@ -7,7 +7,7 @@ from rest_framework.response import Response
 
 from gateway.api import GatewayAPIView
 from gateway.auth import ensure_same_merchant
-from gateway.errors import NotFound
+from gateway.errors import NotFound, ValidationError
 from gateway.schema import error_responses
 from gateway.signing import verify_checksum, verify_timestamp
 from payments.models import Payment
@@ -36,6 +36,17 @@ def _verify_signed(merchant, data: dict, *parts) -> None:
     verify_checksum(merchant.secret_key, data.get("checksum"), *parts, timestamp)
 
 
+def _merchant_code(request, named: str | None) -> str:
+    """The merchant a request names: `merchantId` in its body or query, else the X-Merchant-Id
+    header (SabPaisa's SDK 1.0.1 sends only the header; authentication has already matched it
+    to the key). Either must be the key's merchant; with neither it is the missing merchantId."""
+    code = named if named is not None else request.headers.get("X-Merchant-Id")
+    if code is None:
+        raise ValidationError("this field is required (or send the X-Merchant-Id header)", field="merchantId")
+    ensure_same_merchant(request.user, code)
+    return code
+
+
 def _validated(serializer_class, data):
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
@@ -49,15 +60,17 @@ class RefundsView(GatewayAPIView):
         operation_id="refund_create", summary="Create a refund", request=RefundCreateSerializer,
         parameters=[OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
                                      description="retry safely: the same key and body replay the first answer")],
-        responses={200: RefundCreatedSerializer, **error_responses(400, 401, 404, 429)},
+        responses={200: RefundCreatedSerializer, **error_responses(400, 401, 404, 409, 429)},
         description="REFUND_NOT_ALLOWED (payment not SUCCESS), REFUND_AMOUNT_EXCEEDED, IDEMPOTENCY_MISMATCH "
-                    "and VALIDATION_ERROR are 400s. See docs/refunds.md.")
+                    "(X-Idempotency-Key) and VALIDATION_ERROR are 400s; DUPLICATE_REFUND (refundId reused "
+                    "with another body) is 409. merchantId may be left out when X-Merchant-Id is sent. "
+                    "See docs/refunds.md.")
     def post(self, request):
         key = idempotency_key_clean(request.headers.get(IDEMPOTENCY_HEADER))
         data = _validated(RefundCreateSerializer, request.data)
         merchant = request.user
-        ensure_same_merchant(merchant, data["merchantId"])
-        _verify_signed(merchant, data, data["merchantId"], data["txn_id"], data.get("refundId") or "")
+        code = _merchant_code(request, data.get("merchantId"))
+        _verify_signed(merchant, data, code, data["txn_id"], data.get("refundId") or "")
         payment = selectors.payment_get_for_merchant(merchant=merchant, sabpaisa_txn_id=data["txn_id"])
         outcome = services.refund_request(
             merchant=merchant, payment=payment, amount=data["amount_paise"], reason=data["reason"],

@@ -51,7 +51,7 @@ from hypothesis.stateful import (
 
 from gateway.errors import (
     GatewayError,
-    IdempotencyMismatch,
+    DuplicateRefund,
     PaymentFailed,
     ProcessingError,
     RefundAmountExceeded,
@@ -413,7 +413,7 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
         created_amount = None
         if refund_id in self.refund_ids:
             same = self.refund_ids[refund_id][1] == request
-            error = None if same else IdempotencyMismatch
+            error = None if same else DuplicateRefund
         elif model.status != S.SUCCESS:
             error = RefundNotAllowed
         elif amount is not None and amount <= 0:
