@@ -95,6 +95,10 @@ class Refund(models.Model):
             # the merchant that leads the unique constraint's index.
             models.Index(fields=["refund_id"], name="refund_refund_id"),
             models.Index(fields=["bank_refund_reference"], name="refund_bank_reference"),
+            # The refund list (GET /api/v2/refunds without a transaction): a merchant's refunds
+            # newest first, or those of one status, read a page at a time from the index.
+            models.Index(fields=["merchant", "created_at", "id"], name="refund_merchant_created"),
+            models.Index(fields=["merchant", "status", "created_at", "id"], name="refund_merchant_status_created"),
             # The pending sweep scans only open refunds.
             models.Index(fields=["created_at"], name="refund_initiated_created", condition=Q(status="INITIATED")),
         ]

@@ -2,6 +2,7 @@
 selector or service; the rules live in refunds.services."""
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
@@ -23,6 +24,7 @@ from refunds.api.serializers import (
     RefundResponseSerializer,
     is_refund_id,
 )
+from refunds.models import Refund
 from refunds.payloads import refund_record
 
 
@@ -79,28 +81,55 @@ class RefundsView(GatewayAPIView):
         return Response(outcome.body, status=outcome.status, headers=headers)
 
     @extend_schema(
-        operation_id="refund_list", summary="List the refunds of a transaction",
-        parameters=[OpenApiParameter("merchantId", str, required=True),
-                    OpenApiParameter("sabpaisaTxnId", str, required=True,
-                                     description="transactionId is accepted as an alias")],
+        operation_id="refund_list", summary="List refunds: of a transaction, or all the merchant's",
+        parameters=[OpenApiParameter("merchantId", str, required=False,
+                                     description="without it, the merchant is the X-Merchant-Id header"),
+                    OpenApiParameter("sabpaisaTxnId", str, required=False,
+                                     description="only this transaction's refunds (oldest first); transactionId "
+                                                 "and txnId are aliases. Without it, every refund of the merchant, "
+                                                 "newest first"),
+                    OpenApiParameter("status", str, required=False, enum=list(Refund.Status.values)),
+                    OpenApiParameter("fromDate", OpenApiTypes.DATE, required=False,
+                                     description="created on or after this Asia/Kolkata day"),
+                    OpenApiParameter("toDate", OpenApiTypes.DATE, required=False,
+                                     description="created on or before this Asia/Kolkata day"),
+                    OpenApiParameter("page", int, required=False, description="from 0 (default 0)"),
+                    OpenApiParameter("size", int, required=False, description="1 to 100 (default 20)")],
         responses={200: RefundListSerializer, **error_responses(400, 401, 404, 429)})
     def get(self, request):
         data = _validated(RefundListQuerySerializer, request.query_params.dict())
         merchant = request.user
-        ensure_same_merchant(merchant, data["merchantId"])
-        payment = selectors.payment_get_for_merchant(merchant=merchant, sabpaisa_txn_id=data["txn_id"])
-        refunds = selectors.refunds_for_payment(payment=payment)
-        return Response({
-            "success": True,
-            "sabpaisaTxnId": payment.sabpaisa_txn_id,
-            "merchantTxnId": payment.merchant_txn_id,
-            "paidAmountPaise": selectors.payment_paid_amount(payment) if payment.status == Payment.Status.SUCCESS else 0,
-            "refundedAmount": selectors.refunded_amount(payment),
-            "refundPendingAmount": selectors.refund_pending_amount(payment),
-            "refundableAmount": selectors.refundable_amount(payment),
-            "count": len(refunds),
-            "refunds": [refund_record(refund) for refund in refunds],
+        _merchant_code(request, data.get("merchantId"))
+        payment = None
+        if data["txn_id"] is not None:
+            payment = selectors.payment_get_for_merchant(merchant=merchant, sabpaisa_txn_id=data["txn_id"])
+        page, size = data["page"], data["size"]
+        found = selectors.refunds_page_for_merchant(
+            merchant=merchant, payment=payment, status=data.get("status"), from_day=data.get("fromDate"),
+            to_day=data.get("toDate"), page=page, size=size)
+        records = [refund_record(refund) for refund in found.refunds]
+        body = {"success": True}
+        if payment is not None:
+            body.update({
+                "sabpaisaTxnId": payment.sabpaisa_txn_id,
+                "merchantTxnId": payment.merchant_txn_id,
+                "paidAmountPaise": (selectors.payment_paid_amount(payment)
+                                    if payment.status == Payment.Status.SUCCESS else 0),
+                "refundedAmount": selectors.refunded_amount(payment),
+                "refundPendingAmount": selectors.refund_pending_amount(payment),
+                "refundableAmount": selectors.refundable_amount(payment),
+            })
+        body.update({
+            "count": len(records),
+            "refunds": records,
+            # SabPaisa's page (issue 17): SDK 1.0.1 reads these.
+            "items": records,
+            "page": page,
+            "size": size,
+            "totalElements": found.total,
+            "totalPages": -(-found.total // size),
         })
+        return Response(body)
 
 
 class RefundDetailView(GatewayAPIView):

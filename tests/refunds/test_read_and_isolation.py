@@ -38,15 +38,21 @@ def test_list_of_a_payment_without_refunds_is_empty(api, merchant):
     assert body["refunds"] == [] and body["refundableAmount"] == payment.amount
 
 
-@pytest.mark.parametrize("missing", ["merchantId", "sabpaisaTxnId"])
-def test_list_needs_both_query_parameters(api, merchant, missing):
+def test_list_needs_merchant_id_without_the_merchant_header(api, merchant):
     payment = make_success_payment(merchant)
-    params = {"merchantId": merchant.code, "sabpaisaTxnId": payment.sabpaisa_txn_id}
-    del params[missing]
-    response = _get(api, merchant, "/api/v2/refunds", **params)
+    response = _get(api, merchant, "/api/v2/refunds", sabpaisaTxnId=payment.sabpaisa_txn_id)
     assert response.status_code == 400
     assert response.json()["errorCode"] == "VALIDATION_ERROR"
-    assert missing in response.json()["errorMessage"]
+    assert "merchantId" in response.json()["errorMessage"]
+
+
+def test_list_without_a_transaction_lists_the_merchants_refunds(api, post_refund, merchant):
+    # issue 17: sabpaisaTxnId became optional (SDK 1.0.1 lists a merchant's refunds without one).
+    payment = make_success_payment(merchant)
+    created = post_refund(refund_body(merchant, payment, refundAmount=1_000)).json()
+    response = _get(api, merchant, "/api/v2/refunds", merchantId=merchant.code)
+    assert response.status_code == 200
+    assert [r["refundId"] for r in response.json()["refunds"]] == [created["refundId"]]
 
 
 def test_get_returns_the_refund_record(api, post_refund, merchant):
