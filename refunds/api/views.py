@@ -56,7 +56,7 @@ def _validated(serializer_class, data):
 
 
 class RefundsView(GatewayAPIView):
-    """POST /api/v2/refunds creates a refund; GET /api/v2/refunds lists a payment's refunds."""
+    """POST /api/v2/refunds creates a refund; GET /api/v2/refunds lists refunds, a payment's or the merchant's."""
 
     @extend_schema(
         operation_id="refund_create", summary="Create a refund", request=RefundCreateSerializer,
