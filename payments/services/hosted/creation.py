@@ -15,10 +15,14 @@ from __future__ import annotations
 from datetime import timezone as dt_timezone
 from typing import Any
 
+from cryptography.fernet import InvalidToken
+from django.utils import timezone
+
 from gateway import crypto
-from gateway.errors import DuplicateTransaction
+from gateway.errors import DuplicateTransaction, ProcessingError
 from gateway.models import Merchant
 from gateway.tracing import current_trace_id
+from payments.models import IdempotencyRecord
 from payments.selectors import payment_txn_id_question
 from payments.services.hosted.session import HostedSession, hosted_payment_create
 from payments.services.idempotency import Outcome, idempotency_run, request_fingerprint
@@ -79,7 +83,36 @@ def _sealed(response: dict) -> dict:
 
 def _unsealed(stored: dict) -> dict:
     """The stored response as the merchant gets it. (Not crypto.decrypt, which remembers what
-    it decrypted for merchant secrets: a session's secret is read once or twice.)"""
+    it decrypted for merchant secrets: a session's secret is read once or twice.) Raises
+    ProcessingError when no configured key decrypts it (a key removed within the record's 24
+    hours without `reencrypt_secrets`)."""
     response = {key: value for key, value in stored.items() if key != _SEALED}
-    response["clientSecret"] = crypto.fernet().decrypt(stored[_SEALED].encode()).decode()
+    try:
+        response["clientSecret"] = crypto.fernet().decrypt(stored[_SEALED].encode()).decode()
+    except InvalidToken:
+        raise ProcessingError("the original response of this X-Idempotency-Key can no longer be read (its "
+                              "encryption key was retired); look the session up by enquiry.") from None
     return response
+
+
+def hosted_replay_secrets_reencrypt() -> tuple[int, int]:
+    """Re-encrypt under the first key of GATEWAY_ENCRYPTION_KEYS the clientSecrets kept for
+    idempotent replays (`manage.py reencrypt_secrets` runs it beside the merchant secrets).
+    Returns (re-encrypted, unreadable); an unreadable one is left as it is and ends with its
+    record's 24 hours. Safe to run twice and while serving: a record is rewritten only while it
+    still holds the token that was read."""
+    changed = unreadable = 0
+    records = (IdempotencyRecord.objects.filter(response_body__has_key=_SEALED, expires_at__gt=timezone.now())
+               .values_list("pk", "response_body"))
+    for pk, body in records.iterator():
+        token = body[_SEALED]
+        if crypto.is_current(token):
+            continue
+        try:
+            fresh = crypto.reencrypt(token)
+        except InvalidToken:
+            unreadable += 1
+            continue
+        changed += IdempotencyRecord.objects.filter(pk=pk, **{f"response_body__{_SEALED}": token}).update(
+            response_body={**body, _SEALED: fresh})
+    return changed, unreadable

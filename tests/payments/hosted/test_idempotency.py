@@ -82,3 +82,35 @@ def test_without_a_key_two_requests_are_two_decisions(api, shop):
     assert post(api, shop, body).status_code == 200
     assert post(api, shop, resign(shop, body)).json()["errorCode"] == "DUPLICATE_TRANSACTION"
     assert IdempotencyRecord.objects.count() == 0
+
+
+def test_reencrypt_secrets_moves_the_kept_client_secret_to_the_new_key(api, shop, settings):
+    from io import StringIO
+
+    from cryptography.fernet import Fernet
+    from django.core.management import call_command
+
+    default = list(settings.GATEWAY_ENCRYPTION_KEYS)  # the merchant's secrets are under these
+    old_key, new_key = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    body = session_body(shop)
+    settings.GATEWAY_ENCRYPTION_KEYS = [old_key, *default]
+    first = post(api, shop, body, key="rot").json()
+    settings.GATEWAY_ENCRYPTION_KEYS = [new_key, old_key, *default]
+    out = StringIO()
+    call_command("reencrypt_secrets", stdout=out)
+    assert "re-encrypted 1 checkout session secret" in out.getvalue()
+    settings.GATEWAY_ENCRYPTION_KEYS = [new_key]  # the old keys retired
+    assert post(api, shop, resign(shop, body), key="rot").json() == first
+
+
+def test_a_kept_secret_no_key_reads_is_a_clear_error_not_a_500(api, shop, settings):
+    from cryptography.fernet import Fernet
+
+    default = list(settings.GATEWAY_ENCRYPTION_KEYS)
+    body = session_body(shop)
+    settings.GATEWAY_ENCRYPTION_KEYS = [Fernet.generate_key().decode(), *default]
+    post(api, shop, body, key="lost")
+    settings.GATEWAY_ENCRYPTION_KEYS = default  # retired without reencrypt_secrets
+    response = post(api, shop, resign(shop, body), key="lost")
+    assert response.status_code == 400 and response.json()["errorCode"] == "PROCESSING_ERROR"
+    assert "X-Idempotency-Key" in response.json()["errorMessage"]

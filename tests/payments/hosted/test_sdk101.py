@@ -158,3 +158,33 @@ def test_duplicates_and_validation_errors_reach_the_merchant_with_our_message(li
     assert (phone["raised"], phone["code"], phone["http_status"]) == ("APIError", "VALIDATION_ERROR", 400)
     assert phone["message"].startswith("customerPhone")
     assert phone["response_body"]["error"] == {"code": "VALIDATION_ERROR", "message": phone["message"]}
+
+
+@pytest.mark.browser
+def test_a_session_made_by_the_sdk_paid_in_the_browser_reads_success(live_server, shop, checkout, merchant_site):
+    from tests.payments.hosted.conftest import submit, wait_for_return
+
+    session = run_sdk101('''
+result = client.payments.create(merchant_txn_id="SDK101-PAY-1", amount=19900, customer_name="Asha Rao",
+                                customer_email="asha@example.com", customer_phone="9876543210",
+                                return_url=back)
+''', server=live_server, merchant=shop, back=merchant_site.url("/shop/return"))
+    checkout.goto(f"{session['checkoutUrl']}?clientSecret={session['clientSecret']}")  # its redirect_url
+    checkout.click("[data-method=CARD]")
+    checkout.fill("input[name=card_number]", "4111 1111 1111 1111")
+    checkout.fill("input[name=card_expiry]", "12/39")
+    checkout.fill("input[name=card_cvv]", "123")  # the live staging's test CVV
+    submit(checkout, "CARD")
+    checkout.fill("input[name=otp]", "123456")
+    checkout.locator("form:has(input[name=otp]) button[type=submit]").click()
+    assert wait_for_return(checkout, merchant_site)["status"] == "SUCCESS"
+
+    status = run_sdk101('''
+answer = client.payments.status("SDK101-PAY-1")
+result = {"answer": answer, "is_success": answer.is_success}
+''', server=live_server, merchant=shop)
+    payment = Payment.objects.get()
+    answer = status["answer"]
+    assert status["is_success"] is True and answer["paymentMode"] == "CARD"
+    assert answer["bankTxnId"] == answer["bankRrn"] == payment.bank_rrn
+    assert answer["completedAt"] and answer["paidAmount"] == "199.0"  # rupees, as a Decimal
