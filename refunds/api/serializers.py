@@ -123,8 +123,9 @@ class RefundListQuerySerializer(serializers.Serializer):
     sabpaisaTxnId = StrictCharField(max_length=TXN_ID_MAX, required=False)
     transactionId = StrictCharField(max_length=TXN_ID_MAX, required=False)
     txnId = StrictCharField(max_length=TXN_ID_MAX, required=False)
-    status = serializers.ChoiceField(choices=Refund.Status.values, required=False,
-                                     error_messages={"invalid_choice": "must be one of " + ", ".join(Refund.Status.values)})
+    status = serializers.ChoiceField(
+        choices=Refund.Status.values, required=False,
+        error_messages={"invalid_choice": "must be one of " + ", ".join(Refund.Status.values)})
     fromDate = serializers.DateField(input_formats=["%Y-%m-%d"], required=False,
                                      error_messages={"invalid": "must be a date, YYYY-MM-DD"})
     toDate = serializers.DateField(input_formats=["%Y-%m-%d"], required=False,
@@ -188,7 +189,8 @@ class RefundListSerializer(serializers.Serializer):
     merchantTxnId = serializers.CharField(required=False, help_text="only when a transaction was named")
     paidAmountPaise = serializers.IntegerField(required=False,
                                                help_text="paise; 0 unless the payment is SUCCESS (with a transaction)")
-    refundedAmount = serializers.IntegerField(required=False, help_text="paise, sum of SUCCESS refunds (with a transaction)")
+    refundedAmount = serializers.IntegerField(required=False,
+                                              help_text="paise, sum of SUCCESS refunds (with a transaction)")
     refundPendingAmount = serializers.IntegerField(required=False,
                                                    help_text="paise, sum of INITIATED refunds (with a transaction)")
     refundableAmount = serializers.IntegerField(required=False, help_text="paise still refundable (with a transaction)")
