@@ -15,3 +15,12 @@ def rupees_str(paise: int) -> str:
 def rupees_number(paise: int) -> float:
     """For JSON fields the interface types as a number of rupees (enquiry paidAmount)."""
     return float(paise_to_rupees(paise))
+
+
+def rupees_to_paise(rupees) -> int:
+    """Decimal('100') -> 10000, for amounts people type in rupees (the console's refund form).
+    Raises ValueError for a fraction of a paisa; never through a float."""
+    paise = Decimal(rupees) * 100
+    if paise != paise.to_integral_value():
+        raise ValueError("more than two decimal places")
+    return int(paise)
