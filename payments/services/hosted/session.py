@@ -18,6 +18,7 @@ from gateway import sql
 from gateway.errors import DuplicateTransaction
 from gateway.models import Merchant
 from gateway.signing import return_signature
+from payments.locks import lock_payment
 from payments.models import Payment, PaymentEvent
 from payments.services.transitions import payment_expire, payment_mark_failed, payment_note
 from payments.state import InvalidTransition
@@ -51,10 +52,11 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
                           return_url: str, customer_name: str = "", customer_email: str = "",
                           customer_phone: str = "", description: str = "", metadata: dict | None = None,
                           udf: dict | None = None, order_details: dict | None = None,
-                          token: Token | None = None) -> HostedSession:
+                          token: Token | None = None, language: str = "") -> HostedSession:
     """Open a checkout session: a PENDING hosted payment that expires after
     CHECKOUT_SESSION_TTL_SECONDS (the expiry sweep ends it then; payments.services.expiry). With `token`
-    (from tokens.selectors.token_get_usable) the checkout offers that saved card.
+    (from tokens.selectors.token_get_usable) the checkout offers that saved card; `language`
+    (as the merchant sent it) is the page's language (payments.checkout.language).
     Raises DuplicateTransaction when the merchant already used `merchant_txn_id` (in either
     flow), which the database constraint payment_unique_merchant_txn guarantees."""
     client_secret = secrets.token_urlsafe(32)  # [A-Za-z0-9_-]: safe to append to a URL unencoded
@@ -63,6 +65,7 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
         merchant_txn_id=merchant_txn_id, amount=amount, currency=currency, return_url=return_url,
         customer_name=customer_name, customer_email=customer_email, customer_phone=customer_phone,
         description=description, metadata=metadata or {}, udf=udf or {}, order_details=order_details or {},
+        language=language,
         client_secret_hash=client_secret_hash(client_secret),
         expires_at=timezone.now() + timedelta(seconds=settings.CHECKOUT_SESSION_TTL_SECONDS),
     )
@@ -157,9 +160,19 @@ def hosted_return_url(payment: Payment, *, now: float | None = None) -> str:
 
 
 def hosted_redirect(payment: Payment) -> str:
-    """The address to send the customer to now, with the redirect recorded in the payment's story."""
+    """The address to send the customer to now. The first return is recorded in the payment's
+    story; returning again (a reload, the back button, a second tab) adds nothing."""
     url = hosted_return_url(payment)
+    _redirect_note_once(payment)
+    return url
+
+
+@transaction.atomic
+def _redirect_note_once(payment: Payment) -> None:
+    # Row lock: two tabs returning at the same moment record one redirect, not two.
+    lock_payment(payment.pk)
+    if payment.events.filter(kind=PaymentEvent.Kind.REDIRECT).exists():
+        return
     parts = urlsplit(payment.return_url)
     payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.REDIRECT,
                  detail={"status": payment.status, "to": f"{parts.scheme}://{parts.netloc}{parts.path}"})
-    return url
