@@ -132,6 +132,10 @@ class RefundListQuerySerializer(serializers.Serializer):
                                    error_messages={"invalid": "must be a date, YYYY-MM-DD"})
     page = QueryIntegerField(low=0, high=LIST_PAGE_MAX, required=False)
     size = QueryIntegerField(low=1, high=LIST_PAGE_SIZE_MAX, required=False)
+    # Verified when sent, and required of merchants that require signed requests:
+    # HMAC-SHA256 of merchantId|sabpaisaTxnId|timestamp (docs/security.md).
+    checksum = StrictCharField(max_length=128, required=False)
+    timestamp = RawField(required=False)
 
     def validate(self, attrs):
         attrs["txn_id"] = _one_of(attrs, "sabpaisaTxnId", "transactionId", "txnId")
