@@ -145,3 +145,18 @@ def test_a_page_is_read_from_an_index_in_order_not_by_sorting_the_merchants_refu
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "refund_merchant" in plan, plan
     assert "Sort" not in plan, plan
+
+
+def test_a_merchant_requiring_signed_requests_signs_the_merchant_wide_list_over_an_empty_transaction(api, merchant):
+    import time
+
+    from gateway.signing import compute_checksum
+
+    merchant.merchant.signed_requests_required = True
+    merchant.merchant.save(update_fields=["signed_requests_required"])
+    _refunds(merchant, 1)
+    assert _list(api, merchant).json()["errorCode"] == "INVALID_TIMESTAMP"
+    ts = int(time.time())
+    signed = compute_checksum(merchant.secret_key, merchant.code, "", ts)
+    response = _list(api, merchant, timestamp=str(ts), checksum=signed)
+    assert response.status_code == 200 and response.json()["totalElements"] == 1
