@@ -58,6 +58,9 @@ ProcessingError = _error("PROCESSING_ERROR", 400, "The payment could not be proc
 RefundNotAllowed = _error("REFUND_NOT_ALLOWED", 400, "This payment cannot be refunded.")
 RefundAmountExceeded = _error("REFUND_AMOUNT_EXCEEDED", 400,
                               "The refund would exceed the amount paid less earlier refunds.")
+# SabPaisa's code for a merchant refundId reused with another body (issue 17). 409: its docs give
+# no status for it, and a conflict with an existing resource is what 409 means (docs/refunds.md).
+DuplicateRefund = _error("DUPLICATE_REFUND", 409, "refundId has already been used with a different request.")
 InternalError = _error("INTERNAL_ERROR", 500, "An unexpected error occurred; quote the traceId to support.")
 
 

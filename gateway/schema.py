@@ -39,6 +39,7 @@ _DESCRIPTIONS = {
     401: "UNAUTHORIZED: missing or wrong X-Api-Key, or X-Merchant-Id / merchantId not the key's merchant",
     403: "S2S_NOT_ENABLED or FEATURE_NOT_AVAILABLE",
     404: "NOT_FOUND (also for another merchant's resource)",
+    409: "DUPLICATE_REFUND: a refundId reused with a different request",
     429: "RATE_LIMITED; see Retry-After",
 }
 

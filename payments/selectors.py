@@ -40,7 +40,7 @@ NOT_FOUND_MESSAGE = "no payment with that merchantTxnId"
 @dataclass(frozen=True)
 class PaymentForEnquiry:
     payment: Payment
-    refunded_amount: int  # paise of PROCESSED refunds (refunds.selectors.refunded_amount)
+    refunded_amount: int  # paise of SUCCESS refunds (refunds.selectors.refunded_amount)
     refund_pending_amount: int  # paise of PENDING refunds (refunds.selectors.refund_pending_amount)
 
 
@@ -62,7 +62,7 @@ def payment_get_for_enquiry(*, merchant: Merchant, merchant_txn_id: str) -> Paym
     from refunds.models import Refund
 
     with connection.cursor() as cursor:
-        cursor.execute(_enquiry_sql(), [Refund.Status.PROCESSED, Refund.Status.PENDING, merchant.pk, merchant_txn_id])
+        cursor.execute(_enquiry_sql(), [Refund.Status.SUCCESS, Refund.Status.INITIATED, merchant.pk, merchant_txn_id])
         row = cursor.fetchone()
     if row is None:
         raise NotFound(NOT_FOUND_MESSAGE)

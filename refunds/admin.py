@@ -139,7 +139,7 @@ class RefundAdmin(FastListMixin, admin.ModelAdmin):
     def release_for_retry(self, request, queryset):
         """After staff checked with the bank that it has no record of a flagged refund, send it
         again. Goes through refunds.services, which audits it; the service refuses anything not
-        PENDING and flagged."""
+        INITIATED and flagged."""
         released = 0
         for refund in queryset.select_related(None).only("pk", "refund_id"):
             try:

@@ -25,15 +25,17 @@ def new_refund_id() -> str:
 
 class Refund(models.Model):
     class Status(models.TextChoices):
-        PENDING = "PENDING"        # accepted; the bank has not answered yet
-        PROCESSED = "PROCESSED"    # the bank returned the money; bank_refund_reference is set
+        # SabPaisa's names (issue 17; the interface names none): the official SDK 1.0.1 accepts
+        # no others. They were PENDING and PROCESSED before migration 0004.
+        INITIATED = "INITIATED"    # accepted; the bank has not answered yet
+        SUCCESS = "SUCCESS"        # the bank returned the money; bank_refund_reference is set
         FAILED = "FAILED"          # the bank refused; the amount is refundable again
 
     class Source(models.TextChoices):
         API = "API", "merchant API"
         ADMIN = "ADMIN", "admin console"
 
-    FINAL_STATUSES = (Status.PROCESSED, Status.FAILED)
+    FINAL_STATUSES = (Status.SUCCESS, Status.FAILED)
 
     merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="refunds")
     payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="refunds")
@@ -41,8 +43,8 @@ class Refund(models.Model):
     refund_id = models.CharField("refundId", max_length=REFUND_ID_MAX_LENGTH, default=new_refund_id)
     amount = models.BigIntegerField("refundAmount", help_text="paise")
     currency = models.CharField(max_length=3, default="INR")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
-    reason = models.CharField(max_length=255, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.INITIATED, db_index=True)
+    reason = models.CharField(max_length=500, blank=True)  # SabPaisa's limit (issue 17)
 
     # How the money goes back: always the payment's original method, copied at creation so the
     # record still says what happened if the payment row is ever corrected.
@@ -69,9 +71,9 @@ class Refund(models.Model):
     bank_attempts = models.PositiveIntegerField(default=0)
     claimed_until = models.DateTimeField(null=True, blank=True)
     # REFUND_MAX_BANK_ATTEMPTS submissions got no answer: the sweep stops submitting it and it
-    # waits, still PENDING (its outcome is unknown), for staff to check with the bank.
+    # waits, still INITIATED (its outcome is unknown), for staff to check with the bank.
     needs_review = models.BooleanField(default=False,
-                                       help_text="the bank never answered; left PENDING for staff to check")
+                                       help_text="the bank never answered; left INITIATED for staff to check")
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -87,8 +89,8 @@ class Refund(models.Model):
             models.UniqueConstraint(fields=["merchant", "refund_id"], name="refund_unique_merchant_refund_id"),
             models.CheckConstraint(condition=Q(amount__gt=0), name="refund_amount_positive"),
             models.CheckConstraint(
-                condition=~Q(status="PROCESSED") | ~Q(bank_refund_reference=""),
-                name="refund_processed_has_reference",
+                condition=~Q(status="SUCCESS") | ~Q(bank_refund_reference=""),
+                name="refund_success_has_reference",
             ),
         ]
         indexes = [
@@ -97,8 +99,12 @@ class Refund(models.Model):
             # the merchant that leads the unique constraint's index.
             models.Index(fields=["refund_id"], name="refund_refund_id"),
             models.Index(fields=["bank_refund_reference"], name="refund_bank_reference"),
+            # The refund list (GET /api/v2/refunds without a transaction): a merchant's refunds
+            # newest first, or those of one status, read a page at a time from the index.
+            models.Index(fields=["merchant", "created_at", "id"], name="refund_merchant_created"),
+            models.Index(fields=["merchant", "status", "created_at", "id"], name="refund_merchant_status_created"),
             # The pending sweep scans only open refunds.
-            models.Index(fields=["created_at"], name="refund_pending_created", condition=Q(status="PENDING")),
+            models.Index(fields=["created_at"], name="refund_initiated_created", condition=Q(status="INITIATED")),
         ]
 
     def __str__(self) -> str:

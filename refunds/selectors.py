@@ -2,7 +2,11 @@
 merchant's payment or refund is simply not found."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+
 from django.db.models import Sum
+from django.utils import timezone
 
 from gateway.errors import NotFound
 from gateway.models import Merchant
@@ -17,18 +21,18 @@ def _sum(queryset) -> int:
 
 
 def refunded_amount(payment: Payment) -> int:
-    """Paise returned to the customer: the sum of PROCESSED refunds. PENDING refunds are not
+    """Paise returned to the customer: the sum of SUCCESS refunds. INITIATED refunds are not
     counted (see refund_pending_amount); FAILED ones never are."""
-    return _sum(Refund.objects.filter(payment=payment, status=S.PROCESSED))
+    return _sum(Refund.objects.filter(payment=payment, status=S.SUCCESS))
 
 
 def refund_pending_amount(payment: Payment) -> int:
-    """Paise accepted for refund that the bank has not confirmed yet (PENDING refunds)."""
-    return _sum(Refund.objects.filter(payment=payment, status=S.PENDING))
+    """Paise accepted for refund that the bank has not confirmed yet (INITIATED refunds)."""
+    return _sum(Refund.objects.filter(payment=payment, status=S.INITIATED))
 
 
 def refund_committed_amount(payment: Payment) -> int:
-    """PENDING plus PROCESSED: what no new refund may take. Exact only under the payment's lock."""
+    """INITIATED plus SUCCESS: what no new refund may take. Exact only under the payment's lock."""
     return _sum(Refund.objects.filter(payment=payment).exclude(status=S.FAILED))
 
 
@@ -65,3 +69,42 @@ def refunds_for_payment(*, payment: Payment) -> list[Refund]:
     """Every refund of the payment, oldest first."""
     return list(Refund.objects.select_related("merchant", "payment")
                 .filter(payment=payment).order_by("created_at", "id"))
+
+
+@dataclass(frozen=True)
+class RefundPage:
+    refunds: list[Refund]
+    total: int  # refunds matching the filters, on every page
+
+
+def _day_start(day: date) -> datetime:
+    """00:00 of `day` in settings.TIME_ZONE (Asia/Kolkata): the merchant's calendar day."""
+    return datetime.combine(day, time.min, tzinfo=timezone.get_default_timezone())
+
+
+def refunds_page_for_merchant(*, merchant: Merchant, payment: Payment | None = None, status: str | None = None,
+                              from_day: date | None = None, to_day: date | None = None, page: int = 0,
+                              size: int = 20) -> RefundPage:
+    """One page of the merchant's refunds, filtered by payment, status and creation day (both
+    days included, Asia/Kolkata calendar days). A payment's refunds come oldest first, as its
+    story reads; the merchant's, newest first. Both orders end on the id, so pages never
+    overlap. The indexes (merchant, created_at) and (merchant, status, created_at), or
+    (payment, status) with a payment, find the page without reading the merchant's other refunds."""
+    queryset = Refund.objects.filter(merchant=merchant)
+    if payment is not None:
+        queryset = queryset.filter(payment=payment)
+    if status is not None:
+        queryset = queryset.filter(status=status)
+    if from_day is not None:
+        queryset = queryset.filter(created_at__gte=_day_start(from_day))
+    if to_day is not None:
+        queryset = queryset.filter(created_at__lt=_day_start(to_day + timedelta(days=1)))
+    order = ("created_at", "id") if payment is not None else ("-created_at", "-id")
+    offset = page * size
+    refunds = list(queryset.select_related("merchant", "payment").order_by(*order)[offset:offset + size])
+    # The count is only needed when the page does not show where the list ends.
+    if refunds and len(refunds) < size or (not refunds and offset == 0):
+        total = offset + len(refunds)
+    else:
+        total = queryset.count()
+    return RefundPage(refunds, total)

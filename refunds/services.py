@@ -1,12 +1,12 @@
 """Every write on refunds. The only code that creates a refund or changes its status.
 
 - `refund_create` (API and admin): locks the payment, applies the rules (SUCCESS payments
-  only, the minimum, never more than the remaining amount), writes the PENDING refund and its
+  only, the minimum, never more than the remaining amount), writes the INITIATED refund and its
   first event, and queues its submission to the bank once the transaction commits.
-- `refund_submit` (the task and the sweep): claims a PENDING refund, calls the acquirer with
+- `refund_submit` (the task and the sweep): claims an INITIATED refund, calls the acquirer with
   no lock held, then records the answer through `refund_mark_processed` / `refund_mark_failed`.
   A bank error backs the refund off; after REFUND_MAX_BANK_ATTEMPTS it is flagged for manual
-  review and stays PENDING (`refund_review_release` gives it another round).
+  review and stays INITIATED (`refund_review_release` gives it another round).
 - `refunds_pending_process` (the beat's sweep): submits due refunds, most overdue first.
 - `refund_mark_processed` / `refund_mark_failed`: one durable transaction each that locks the
   payment then the refund, checks refunds.state.TRANSITIONS, writes, appends a RefundEvent and
@@ -27,7 +27,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from gateway.broker import tasks_publish
-from gateway.errors import IdempotencyMismatch, RefundAmountExceeded, RefundNotAllowed, ValidationError
+from gateway.errors import DuplicateRefund, RefundAmountExceeded, RefundNotAllowed, ValidationError
 from gateway.models import Merchant
 from gateway.services import audit_record
 from payments.acquirer import get_acquirer
@@ -55,13 +55,13 @@ REFUND_MIN_AMOUNT = getattr(settings, "REFUND_MIN_AMOUNT", 100)
 # with the same refund id. The acquirer's refund call must therefore time out well within this,
 # and be idempotent on the refund id (docs/refunds.md, Processing).
 REFUND_CLAIM_SECONDS = getattr(settings, "REFUND_CLAIM_SECONDS", 60)
-# The pending sweep submits PENDING refunds at least this old whose claim is free: their
+# The pending sweep submits INITIATED refunds at least this old whose claim is free: their
 # processing task was lost (broker outage, worker killed) or the bank call failed.
 REFUND_PENDING_SWEEP_AFTER_SECONDS = getattr(settings, "REFUND_PENDING_SWEEP_AFTER_SECONDS", 60)
 # After a bank error the refund waits before its next submission, twice as long each time
 # (60 s, 2 min, 4 min ... at most an hour), so a few refunds the bank keeps refusing with an
 # error never crowd out the others. After REFUND_MAX_BANK_ATTEMPTS submissions without an answer
-# it is flagged for manual review and the sweep leaves it alone; it stays PENDING.
+# it is flagged for manual review and the sweep leaves it alone; it stays INITIATED.
 REFUND_RETRY_BASE_SECONDS = getattr(settings, "REFUND_RETRY_BASE_SECONDS", 60)
 REFUND_RETRY_MAX_SECONDS = getattr(settings, "REFUND_RETRY_MAX_SECONDS", 3600)
 REFUND_MAX_BANK_ATTEMPTS = getattr(settings, "REFUND_MAX_BANK_ATTEMPTS", 10)
@@ -134,7 +134,7 @@ def _existing(merchant: Merchant, refund_id: str, fingerprint: str) -> Refund | 
     refund = (Refund.objects.select_related("merchant", "payment")
               .filter(merchant=merchant, refund_id=refund_id).first())
     if refund is not None and refund.request_hash != fingerprint:
-        raise IdempotencyMismatch(f"refundId {refund_id} was already used with a different request")
+        raise DuplicateRefund(f"refundId {refund_id} was already used with a different request")
     return refund
 
 
@@ -158,12 +158,12 @@ def _refund_create_locked(*, merchant: Merchant, payment_pk: int, amount: int | 
     mode, method = refund_method_for(payment)
     fields = {"refund_id": refund_id} if refund_id else {}
     refund = Refund.objects.create(
-        merchant=merchant, payment=payment, amount=amount, currency=payment.currency, status=S.PENDING,
+        merchant=merchant, payment=payment, amount=amount, currency=payment.currency, status=S.INITIATED,
         reason=reason or "", payment_mode=mode, refund_method=method, request_hash=fingerprint,
         source=source, initiated_by=actor if getattr(actor, "pk", None) else None,
         api_key_id=getattr(api_key, "pk", None), **fields)
     actor_name = actor.get_username() if getattr(actor, "pk", None) else API_ACTOR
-    _event(refund, RefundEvent.Kind.STATUS, actor_name=actor_name, to_status=S.PENDING,
+    _event(refund, RefundEvent.Kind.STATUS, actor_name=actor_name, to_status=S.INITIATED,
            amount=amount, source=source, reason=reason or "")
     if source == Refund.Source.ADMIN:
         audit_record(actor=actor, action="refund.initiate", obj=refund, merchant=merchant,
@@ -176,11 +176,11 @@ def refund_create(*, merchant: Merchant, payment: Payment, amount: int | None = 
                   refund_id: str | None = None, source: str = Refund.Source.API, actor=None,
                   api_key=None) -> RefundCreated:
     """Refund `amount` paise (None: everything still refundable) of the merchant's `payment`,
-    by the payment's original method. The refund starts PENDING and is submitted to the bank
+    by the payment's original method. The refund starts INITIATED and is submitted to the bank
     after the transaction commits.
 
     With `refund_id`, a repeat of the same request returns the first refund (created=False).
-    Raises IdempotencyMismatch (refund_id used with another request), RefundNotAllowed (the
+    Raises DuplicateRefund (refund_id used with another request), RefundNotAllowed (the
     payment is not SUCCESS), RefundAmountExceeded (more than remains, or nothing remains),
     ValidationError (not positive, or below the minimum). Staff refunds (source ADMIN, with
     `actor`) are written to the audit log in the same transaction. `api_key`, the key that
@@ -195,7 +195,7 @@ def refund_create(*, merchant: Merchant, payment: Payment, amount: int | None = 
         # Two requests with one refundId on different payments hold different payment locks,
         # so both can pass the repeat check; the unique constraint stopped the second. The
         # first is committed and visible now: answer as a repeat would (the same refund, or
-        # IDEMPOTENCY_MISMATCH).
+        # DUPLICATE_REFUND).
         if not refund_id:
             raise
         return _refund_create_locked(**kwargs)
@@ -231,7 +231,7 @@ def _enqueue_submit(refund_pk: int) -> None:
     """Queue the bank submission. A broker outage only delays it: the pending sweep finds it."""
     from refunds.tasks import refund_process
 
-    # One bounded attempt, never raising (gateway.broker): the refund stays PENDING either way.
+    # One bounded attempt, never raising (gateway.broker): the refund stays INITIATED either way.
     tasks_publish([(refund_process, (refund_pk,), None)], what=f"refund {refund_pk}",
                   fallback="the pending sweep will submit it")
 
@@ -249,14 +249,14 @@ def _flag_for_review(refund: Refund, why: str) -> None:
     refund.needs_review = True
     refund.save(update_fields=["needs_review", "updated_at"])
     _event(refund, RefundEvent.Kind.BANK, action="needs review", attempts=refund.bank_attempts, message=why)
-    logger.error("refund %s: %s submissions to the bank got no answer (%s); left PENDING and flagged for "
+    logger.error("refund %s: %s submissions to the bank got no answer (%s); left INITIATED and flagged for "
                  "manual review", refund.refund_id, refund.bank_attempts, why)
 
 
 @transaction.atomic(durable=True)
 def _refund_claim(refund_pk: int, now: datetime) -> Refund | None:
     refund = lock_refund_if_free(refund_pk)
-    if refund is None or refund.status != S.PENDING or refund.needs_review:
+    if refund is None or refund.status != S.INITIATED or refund.needs_review:
         return None
     if refund.claimed_until is not None and refund.claimed_until > now:
         return None  # another worker is waiting for the bank's answer, or the backoff runs
@@ -277,7 +277,7 @@ def _refund_bank_error(refund_pk: int, attempt: int, message: str, now: datetime
     _event(refund, RefundEvent.Kind.BANK, action="error", attempt=attempt, message=message[:500])
     # Only the latest submission's claim is ours to change: when this answer comes after the
     # claim ran out, the sweep may have submitted the refund again and that worker now holds it.
-    if refund.status == S.PENDING and refund.bank_attempts == attempt:
+    if refund.status == S.INITIATED and refund.bank_attempts == attempt:
         if attempt >= REFUND_MAX_BANK_ATTEMPTS:
             _flag_for_review(refund, message[:200])
         else:
@@ -294,7 +294,7 @@ def _refund_late_answer(refund_pk: int, attempt: int, answer) -> Refund:
     first. Nothing changes; the answer goes on the timeline, and is logged as an error when it
     contradicts the recorded outcome (someone must reconcile with the bank)."""
     refund = Refund.objects.get(pk=refund_pk)
-    agrees = ((answer.outcome == Outcome.APPROVED and refund.status == S.PROCESSED)
+    agrees = ((answer.outcome == Outcome.APPROVED and refund.status == S.SUCCESS)
               or (answer.outcome == Outcome.DECLINED and refund.status == S.FAILED))
     _event(refund, RefundEvent.Kind.BANK, action="answer after final", attempt=attempt,
            outcome=answer.outcome.value, reference=answer.reference, message=(answer.message or "")[:500])
@@ -309,12 +309,12 @@ def _refund_late_answer(refund_pk: int, attempt: int, answer) -> Refund:
 
 
 def refund_submit(*, refund_pk: int, now: datetime | None = None) -> Refund | None:
-    """Submit a PENDING refund to the acquirer and record its answer. Returns the refund after
+    """Submit an INITIATED refund to the acquirer and record its answer. Returns the refund after
     recording, or None when there was nothing to do (unknown, final, or held by another
     worker). Safe to call twice: only one caller at a time holds the claim.
 
-    No lock is held while the acquirer is called. An acquirer error leaves the refund PENDING
-    for the sweep; a DECLINED answer makes it FAILED, APPROVED makes it PROCESSED. An answer for
+    No lock is held while the acquirer is called. An acquirer error leaves the refund INITIATED
+    for the sweep; a DECLINED answer makes it FAILED, APPROVED makes it SUCCESS. An answer for
     a refund that became final meanwhile (a slow bank answering after the sweep resubmitted it)
     changes nothing and is not an error: it is put on the timeline and the final refund returned."""
     refund = _refund_claim(refund_pk, now or timezone.now())
@@ -376,17 +376,17 @@ def _transition(refund_pk: int, target: str, *, detail: dict | None, actor_name:
 
 @transaction.atomic(durable=True)
 def refund_mark_processed(*, refund_pk: int, bank_reference: str, detail: dict | None = None) -> Refund:
-    """PENDING -> PROCESSED with the bank's refund reference; records refund.processed.
+    """INITIATED -> SUCCESS with the bank's refund reference; records refund.processed.
     Raises InvalidRefundTransition when the refund is already final."""
     if not bank_reference:
         raise ValueError("a processed refund needs the bank's reference")
-    return _transition(refund_pk, S.PROCESSED, detail={"bankRefundReference": bank_reference, **(detail or {})},
+    return _transition(refund_pk, S.SUCCESS, detail={"bankRefundReference": bank_reference, **(detail or {})},
                        bank_refund_reference=bank_reference[:40], processed_at=timezone.now())
 
 
 @transaction.atomic(durable=True)
 def refund_mark_failed(*, refund_pk: int, reason: str, detail: dict | None = None) -> Refund:
-    """PENDING -> FAILED: the bank refused. The amount becomes refundable again; records
+    """INITIATED -> FAILED: the bank refused. The amount becomes refundable again; records
     refund.failed. Raises InvalidRefundTransition when the refund is already final."""
     return _transition(refund_pk, S.FAILED, detail={"failureReason": reason, **(detail or {})},
                        failure_reason=reason[:200], failed_at=timezone.now())
@@ -398,10 +398,10 @@ def refund_review_release(*, refund_pk: int, actor) -> Refund:
     (the cause is fixed; the bank has no record of it). Clears the flag, gives it a fresh round
     of REFUND_MAX_BANK_ATTEMPTS submissions and queues the first after commit; the timeline and
     the audit log say who. A refund the bank did settle is recorded with refund_mark_processed /
-    refund_mark_failed instead. Raises ValidationError unless the refund is PENDING and flagged."""
+    refund_mark_failed instead. Raises ValidationError unless the refund is INITIATED and flagged."""
     refund = lock_refund(refund_pk)
-    if refund.status != S.PENDING or not refund.needs_review:
-        raise ValidationError("only a PENDING refund flagged for review can be released", field="refund")
+    if refund.status != S.INITIATED or not refund.needs_review:
+        raise ValidationError("only an INITIATED refund flagged for review can be released", field="refund")
     before = {"needsReview": True, "bankAttempts": refund.bank_attempts}
     refund.needs_review = False
     refund.bank_attempts = 0
@@ -419,7 +419,7 @@ def refund_review_release(*, refund_pk: int, actor) -> Refund:
 def refunds_pending_process(*, now: datetime | None = None, older_than_seconds: float | None = None,
                             max_refunds: int = SWEEP_MAX_REFUNDS,
                             budget_seconds: float = SWEEP_BUDGET_SECONDS) -> int:
-    """The sweep: submit PENDING refunds older than `older_than_seconds` (default
+    """The sweep: submit INITIATED refunds older than `older_than_seconds` (default
     REFUND_PENDING_SWEEP_AFTER_SECONDS) that are due (no worker holds them and their backoff
     has passed) and not flagged for review, most overdue first (a refund never submitted is due
     from its creation, one that erred from the end of its backoff), until none is left,
@@ -429,7 +429,7 @@ def refunds_pending_process(*, now: datetime | None = None, older_than_seconds: 
     age = REFUND_PENDING_SWEEP_AFTER_SECONDS if older_than_seconds is None else older_than_seconds
     started = time.monotonic()
     candidates = list(
-        Refund.objects.filter(status=S.PENDING, needs_review=False, created_at__lte=now - timedelta(seconds=age))
+        Refund.objects.filter(status=S.INITIATED, needs_review=False, created_at__lte=now - timedelta(seconds=age))
         .exclude(claimed_until__gt=now)
         .order_by(Coalesce("claimed_until", "created_at"), "id").values_list("pk", flat=True)[:max_refunds]
     )
@@ -441,6 +441,6 @@ def refunds_pending_process(*, now: datetime | None = None, older_than_seconds: 
             if refund_submit(refund_pk=refund_pk, now=now) is not None:
                 done += 1
         except Exception:  # noqa: BLE001 - one refund's failure must not hold up the others
-            # The refund stays PENDING; its claim runs out and a later sweep submits it again.
+            # The refund stays INITIATED; its claim runs out and a later sweep submits it again.
             logger.exception("refund pk=%s: submission failed; the sweep carries on with the others", refund_pk)
     return done

@@ -6,9 +6,9 @@ S = Refund.Status
 
 TRANSITIONS: dict[str, frozenset[str]] = {
     # The bank's final answer: the money went back (with its reference), or it was refused.
-    S.PENDING: frozenset({S.PROCESSED, S.FAILED}),
+    S.INITIATED: frozenset({S.SUCCESS, S.FAILED}),
     # Final. A failed refund is not retried: its amount is refundable again, by a new refund.
-    S.PROCESSED: frozenset(),
+    S.SUCCESS: frozenset(),
     S.FAILED: frozenset(),
 }
 

@@ -7,12 +7,12 @@ from refunds import services
 
 @shared_task(name="refunds.tasks.refund_process", ignore_result=True)
 def refund_process(refund_pk: int) -> None:
-    """Submit one PENDING refund to the bank and record the answer; a no-op when it is final
+    """Submit one INITIATED refund to the bank and record the answer; a no-op when it is final
     or another worker holds it (safe to repeat)."""
     services.refund_submit(refund_pk=refund_pk)
 
 
 @shared_task(name="refunds.tasks.refunds_pending_sweep", ignore_result=True)
 def refunds_pending_sweep() -> int:
-    """The beat's safety net: submits PENDING refunds whose processing task was lost."""
+    """The beat's safety net: submits INITIATED refunds whose processing task was lost."""
     return services.refunds_pending_process()

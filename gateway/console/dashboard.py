@@ -174,7 +174,7 @@ def stuck_payments(now: datetime):
 
 
 def late_refunds(now: datetime):
-    queryset = Refund.objects.filter(status=Refund.Status.PENDING, created_at__lt=now - REFUND_PENDING_ALERT)
+    queryset = Refund.objects.filter(status=Refund.Status.INITIATED, created_at__lt=now - REFUND_PENDING_ALERT)
     rows = list(queryset.select_related("merchant", "payment").order_by("created_at")[:LIST_LIMIT])
     return rows, (_capped_count(queryset.order_by("created_at")) if len(rows) == LIST_LIMIT else len(rows))
 

@@ -67,7 +67,7 @@ def settlement_payments(merchant: Merchant, day: date):
 
 def settlement_refunds(merchant: Merchant, day: date):
     start, end = day_bounds(day)
-    return (Refund.objects.filter(merchant=merchant, status=Refund.Status.PROCESSED,
+    return (Refund.objects.filter(merchant=merchant, status=Refund.Status.SUCCESS,
                                   processed_at__gte=start, processed_at__lt=end)
             .select_related("payment").order_by("processed_at", "id"))
 

@@ -54,7 +54,7 @@ def enquiry_transaction(payment: Payment, *, refunded: int | None = None, refund
         "bankTxnId": payment.bank_rrn or None,
         "initiatedAt": _iso(payment.created_at),
         "completedAt": _iso(payment.completed_at),
-        # Paise. Refunded = PROCESSED by the bank; pending = accepted, not yet processed.
+        # Paise. Refunded = SUCCESS refunds (the bank returned the money); pending = INITIATED ones.
         "refundedAmount": refunded_amount(payment) if refunded is None else refunded,
         "refundPendingAmount": refund_pending_amount(payment) if refund_pending is None else refund_pending,
         "traceId": current_trace_id(),

@@ -14,12 +14,17 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from gateway.fields import StrictCharField, StrictIntegerField
-from refunds.models import REFUND_ID_MAX_LENGTH
+from refunds.models import REFUND_ID_MAX_LENGTH, Refund
 
 TXN_ID_MAX = 50
 MERCHANT_ID_MAX = 50
-REASON_MAX = 255
+REASON_MAX = 500  # SabPaisa's limit (issue 17), and what SDK 1.0.1 checks before sending
 REFUND_ID_PATTERN = re.compile(rf"^[A-Za-z0-9_-]{{1,{REFUND_ID_MAX_LENGTH}}}$")
+# The refund list's paging (SabPaisa's, issue 17): pages count from 0; a page holds 1 to 100
+# refunds, 20 when `size` is not sent (SabPaisa's docs give no default; docs/refunds.md).
+LIST_PAGE_SIZE_DEFAULT = 20
+LIST_PAGE_SIZE_MAX = 100
+LIST_PAGE_MAX = 1_000_000
 
 
 class PaiseField(StrictIntegerField):
@@ -47,18 +52,25 @@ def is_refund_id(value: str) -> bool:
     return bool(REFUND_ID_PATTERN.fullmatch(value))
 
 
-def _one_of(attrs: dict, name: str, alias: str):
-    """The value of `name` or of its alias `alias`; both present must agree."""
-    value, alias_value = attrs.get(name), attrs.get(alias)
-    if value is not None and alias_value is not None and value != alias_value:
-        raise serializers.ValidationError({alias: f"must equal {name} when both are sent"})
-    return value if value is not None else alias_value
+def _one_of(attrs: dict, name: str, *aliases: str):
+    """The value of `name` or of one of its aliases; any two present must agree."""
+    value = attrs.get(name)
+    for alias in aliases:
+        alias_value = attrs.get(alias)
+        if alias_value is None:
+            continue
+        if value is not None and alias_value != value:
+            raise serializers.ValidationError({alias: f"must equal {name} when both are sent"})
+        value = alias_value
+    return value
 
 
 class RefundCreateSerializer(serializers.Serializer):
-    merchantId = StrictCharField(max_length=MERCHANT_ID_MAX)
+    # Absent: the merchant is the X-Merchant-Id header (SDK 1.0.1 sends no merchantId in the body).
+    merchantId = StrictCharField(max_length=MERCHANT_ID_MAX, required=False)
     sabpaisaTxnId = StrictCharField(max_length=TXN_ID_MAX, required=False)
-    transactionId = StrictCharField(max_length=TXN_ID_MAX, required=False)   # SDK alias
+    transactionId = StrictCharField(max_length=TXN_ID_MAX, required=False)   # SDK 3.0.0 alias
+    txnId = StrictCharField(max_length=TXN_ID_MAX, required=False)           # SDK 1.0.1 alias
     refundAmount = PaiseField(required=False)
     amount = PaiseField(required=False)                                      # SDK alias
     reason = StrictCharField(max_length=REASON_MAX, required=False, allow_blank=True, allow_null=True)
@@ -73,7 +85,7 @@ class RefundCreateSerializer(serializers.Serializer):
         return value
 
     def validate(self, attrs):
-        txn_id = _one_of(attrs, "sabpaisaTxnId", "transactionId")
+        txn_id = _one_of(attrs, "sabpaisaTxnId", "transactionId", "txnId")
         if txn_id is None:
             raise serializers.ValidationError({"sabpaisaTxnId": "this field is required"})
         attrs["txn_id"] = txn_id
@@ -82,20 +94,55 @@ class RefundCreateSerializer(serializers.Serializer):
         return attrs
 
 
+class QueryIntegerField(serializers.Field):
+    """A whole number written in decimal digits in a query string, from `low` to `high`."""
+
+    default_error_messages = {"invalid": "must be a whole number", "range": "must be between {low} and {high}"}
+
+    def __init__(self, *, low: int, high: int, **kwargs):
+        self.low, self.high = low, high
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str) or not data.isascii() or not data.isdigit() or len(data) > 9:
+            self.fail("invalid")
+        value = int(data)
+        if not self.low <= value <= self.high:
+            self.fail("range", low=self.low, high=self.high)
+        return value
+
+    def to_representation(self, value):
+        return value
+
+
 class RefundListQuerySerializer(serializers.Serializer):
-    merchantId = StrictCharField(max_length=MERCHANT_ID_MAX)
+    """GET /api/v2/refunds. Every parameter is optional: without merchantId the merchant is the
+    X-Merchant-Id header; without a transaction it lists all the merchant's refunds."""
+
+    merchantId = StrictCharField(max_length=MERCHANT_ID_MAX, required=False)
     sabpaisaTxnId = StrictCharField(max_length=TXN_ID_MAX, required=False)
     transactionId = StrictCharField(max_length=TXN_ID_MAX, required=False)
+    txnId = StrictCharField(max_length=TXN_ID_MAX, required=False)
+    status = serializers.ChoiceField(
+        choices=Refund.Status.values, required=False,
+        error_messages={"invalid_choice": "must be one of " + ", ".join(Refund.Status.values)})
+    fromDate = serializers.DateField(input_formats=["%Y-%m-%d"], required=False,
+                                     error_messages={"invalid": "must be a date, YYYY-MM-DD"})
+    toDate = serializers.DateField(input_formats=["%Y-%m-%d"], required=False,
+                                   error_messages={"invalid": "must be a date, YYYY-MM-DD"})
+    page = QueryIntegerField(low=0, high=LIST_PAGE_MAX, required=False)
+    size = QueryIntegerField(low=1, high=LIST_PAGE_SIZE_MAX, required=False)
     # Verified when sent, and required of merchants that require signed requests:
     # HMAC-SHA256 of merchantId|sabpaisaTxnId|timestamp (docs/security.md).
     checksum = StrictCharField(max_length=128, required=False)
     timestamp = RawField(required=False)
 
     def validate(self, attrs):
-        txn_id = _one_of(attrs, "sabpaisaTxnId", "transactionId")
-        if txn_id is None:
-            raise serializers.ValidationError({"sabpaisaTxnId": "this query parameter is required"})
-        attrs["txn_id"] = txn_id
+        attrs["txn_id"] = _one_of(attrs, "sabpaisaTxnId", "transactionId", "txnId")
+        if "fromDate" in attrs and "toDate" in attrs and attrs["toDate"] < attrs["fromDate"]:
+            raise serializers.ValidationError({"toDate": "must not be before fromDate"})
+        attrs.setdefault("page", 0)
+        attrs.setdefault("size", LIST_PAGE_SIZE_DEFAULT)
         return attrs
 
 
@@ -111,18 +158,24 @@ class RefundRecordSerializer(serializers.Serializer):
     refundId = serializers.CharField(help_text="the merchant's refundId, or a generated 'rfnd_...'")
     merchantId = serializers.CharField()
     sabpaisaTxnId = serializers.CharField()
+    txnId = serializers.CharField(help_text="SabPaisa's name for sabpaisaTxnId")
     paymentId = serializers.CharField()
     merchantTxnId = serializers.CharField()
     refundAmount = serializers.IntegerField(help_text="paise")
+    amount = serializers.IntegerField(help_text="paise; SabPaisa's name for refundAmount")
+    originalAmount = serializers.IntegerField(help_text="paise the customer paid for the payment")
     currency = serializers.CharField()
-    status = serializers.CharField(help_text="PENDING, PROCESSED or FAILED (docs/refunds.md)")
+    message = serializers.CharField(help_text="the refund's state in words; for FAILED, the bank's reason")
+    status = serializers.CharField(help_text="INITIATED, SUCCESS or FAILED (docs/refunds.md)")
     reason = serializers.CharField(allow_null=True)
     paymentMode = serializers.CharField(allow_null=True, help_text="the payment's method: the refund goes back by it")
     refundMethod = serializers.CharField(allow_null=True, help_text="e.g. 'original card ****1234'")
-    bankRefundReference = serializers.CharField(allow_null=True, help_text="set when PROCESSED")
+    bankRefundReference = serializers.CharField(allow_null=True, help_text="set when SUCCESS")
+    bankRefundId = serializers.CharField(allow_null=True, help_text="SabPaisa's name for bankRefundReference")
     failureReason = serializers.CharField(allow_null=True, help_text="set when FAILED")
     createdAt = serializers.DateTimeField()
     processedAt = serializers.DateTimeField(allow_null=True)
+    refundedAt = serializers.DateTimeField(allow_null=True, help_text="SabPaisa's name for processedAt")
     failedAt = serializers.DateTimeField(allow_null=True)
 
 
@@ -136,11 +189,19 @@ class RefundCreatedSerializer(RefundResponseSerializer):
 
 class RefundListSerializer(serializers.Serializer):
     success = serializers.BooleanField(default=True)
-    sabpaisaTxnId = serializers.CharField()
-    merchantTxnId = serializers.CharField()
-    paidAmountPaise = serializers.IntegerField(help_text="paise; 0 unless the payment is SUCCESS")
-    refundedAmount = serializers.IntegerField(help_text="paise, sum of PROCESSED refunds")
-    refundPendingAmount = serializers.IntegerField(help_text="paise, sum of PENDING refunds")
-    refundableAmount = serializers.IntegerField(help_text="paise still refundable")
-    count = serializers.IntegerField()
-    refunds = RefundRecordSerializer(many=True)
+    sabpaisaTxnId = serializers.CharField(required=False, help_text="only when a transaction was named")
+    merchantTxnId = serializers.CharField(required=False, help_text="only when a transaction was named")
+    paidAmountPaise = serializers.IntegerField(required=False,
+                                               help_text="paise; 0 unless the payment is SUCCESS (with a transaction)")
+    refundedAmount = serializers.IntegerField(required=False,
+                                              help_text="paise, sum of SUCCESS refunds (with a transaction)")
+    refundPendingAmount = serializers.IntegerField(required=False,
+                                                   help_text="paise, sum of INITIATED refunds (with a transaction)")
+    refundableAmount = serializers.IntegerField(required=False, help_text="paise still refundable (with a transaction)")
+    count = serializers.IntegerField(help_text="refunds on this page")
+    refunds = RefundRecordSerializer(many=True, help_text="this page's refunds")
+    items = RefundRecordSerializer(many=True, help_text="the same page, under SabPaisa's name")
+    page = serializers.IntegerField(help_text="from 0")
+    size = serializers.IntegerField(help_text="1 to 100")
+    totalElements = serializers.IntegerField(help_text="refunds matching the filters, on every page")
+    totalPages = serializers.IntegerField()

@@ -2,12 +2,13 @@
 selector or service; the rules live in refunds.services."""
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from gateway.api import GatewayAPIView
 from gateway.auth import ensure_same_merchant
-from gateway.errors import NotFound
+from gateway.errors import NotFound, ValidationError
 from gateway.schema import error_responses
 from gateway.signing import verify_signed_if_sent_or_required
 from payments.models import Payment
@@ -23,6 +24,7 @@ from refunds.api.serializers import (
     RefundResponseSerializer,
     is_refund_id,
 )
+from refunds.models import Refund
 from refunds.payloads import refund_record
 
 
@@ -34,6 +36,17 @@ def _verify_signed(merchant, data: dict, *parts) -> None:
                                       fields=parts)
 
 
+def _merchant_code(request, named: str | None) -> str:
+    """The merchant a request names: `merchantId` in its body or query, else the X-Merchant-Id
+    header (SabPaisa's SDK 1.0.1 sends only the header; authentication has already matched it
+    to the key). Either must be the key's merchant; with neither it is the missing merchantId."""
+    code = named if named is not None else request.headers.get("X-Merchant-Id")
+    if code is None:
+        raise ValidationError("this field is required (or send the X-Merchant-Id header)", field="merchantId")
+    ensure_same_merchant(request.user, code)
+    return code
+
+
 def _validated(serializer_class, data):
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
@@ -41,21 +54,23 @@ def _validated(serializer_class, data):
 
 
 class RefundsView(GatewayAPIView):
-    """POST /api/v2/refunds creates a refund; GET /api/v2/refunds lists a payment's refunds."""
+    """POST /api/v2/refunds creates a refund; GET /api/v2/refunds lists refunds, a payment's or the merchant's."""
 
     @extend_schema(
         operation_id="refund_create", summary="Create a refund", request=RefundCreateSerializer,
         parameters=[OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
                                      description="retry safely: the same key and body replay the first answer")],
-        responses={200: RefundCreatedSerializer, **error_responses(400, 401, 404, 429)},
+        responses={200: RefundCreatedSerializer, **error_responses(400, 401, 404, 409, 429)},
         description="REFUND_NOT_ALLOWED (payment not SUCCESS), REFUND_AMOUNT_EXCEEDED, IDEMPOTENCY_MISMATCH "
-                    "and VALIDATION_ERROR are 400s. See docs/refunds.md.")
+                    "(X-Idempotency-Key) and VALIDATION_ERROR are 400s; DUPLICATE_REFUND (refundId reused "
+                    "with another body) is 409. merchantId may be left out when X-Merchant-Id is sent. "
+                    "See docs/refunds.md.")
     def post(self, request):
         key = idempotency_key_clean(request.headers.get(IDEMPOTENCY_HEADER))
         data = _validated(RefundCreateSerializer, request.data)
         merchant = request.user
-        ensure_same_merchant(merchant, data["merchantId"])
-        _verify_signed(merchant, data, data["merchantId"], data["txn_id"], data.get("refundId") or "")
+        code = _merchant_code(request, data.get("merchantId"))
+        _verify_signed(merchant, data, code, data["txn_id"], data.get("refundId") or "")
         payment = selectors.payment_get_for_merchant(merchant=merchant, sabpaisa_txn_id=data["txn_id"])
         outcome = services.refund_request(
             merchant=merchant, payment=payment, amount=data["amount_paise"], reason=data["reason"],
@@ -64,33 +79,61 @@ class RefundsView(GatewayAPIView):
         return Response(outcome.body, status=outcome.status, headers=headers)
 
     @extend_schema(
-        operation_id="refund_list", summary="List the refunds of a transaction",
-        parameters=[OpenApiParameter("merchantId", str, required=True),
-                    OpenApiParameter("sabpaisaTxnId", str, required=True,
-                                     description="transactionId is accepted as an alias"),
+        operation_id="refund_list", summary="List refunds: of a transaction, or all the merchant's",
+        parameters=[OpenApiParameter("merchantId", str, required=False,
+                                     description="without it, the merchant is the X-Merchant-Id header"),
+                    OpenApiParameter("sabpaisaTxnId", str, required=False,
+                                     description="only this transaction's refunds (oldest first); transactionId "
+                                                 "and txnId are aliases. Without it, every refund of the merchant, "
+                                                 "newest first"),
+                    OpenApiParameter("status", str, required=False, enum=list(Refund.Status.values)),
+                    OpenApiParameter("fromDate", OpenApiTypes.DATE, required=False,
+                                     description="created on or after this Asia/Kolkata day"),
+                    OpenApiParameter("toDate", OpenApiTypes.DATE, required=False,
+                                     description="created on or before this Asia/Kolkata day"),
+                    OpenApiParameter("page", int, required=False, description="from 0 (default 0)"),
+                    OpenApiParameter("size", int, required=False, description="1 to 100 (default 20)"),
                     OpenApiParameter("timestamp", int, required=False),
                     OpenApiParameter("checksum", str, required=False,
-                                     description="HMAC-SHA256 of merchantId|sabpaisaTxnId|timestamp, verified when "
-                                                 "sent; required when the merchant requires signed requests")],
+                                     description="HMAC-SHA256 of merchantId|sabpaisaTxnId|timestamp (an absent "
+                                                 "transaction written as an empty string), verified when sent; "
+                                                 "required when the merchant requires signed requests")],
         responses={200: RefundListSerializer, **error_responses(400, 401, 404, 429)})
     def get(self, request):
         data = _validated(RefundListQuerySerializer, request.query_params.dict())
         merchant = request.user
-        ensure_same_merchant(merchant, data["merchantId"])
-        _verify_signed(merchant, data, data["merchantId"], data["txn_id"])
-        payment = selectors.payment_get_for_merchant(merchant=merchant, sabpaisa_txn_id=data["txn_id"])
-        refunds = selectors.refunds_for_payment(payment=payment)
-        return Response({
-            "success": True,
-            "sabpaisaTxnId": payment.sabpaisa_txn_id,
-            "merchantTxnId": payment.merchant_txn_id,
-            "paidAmountPaise": selectors.payment_paid_amount(payment) if payment.status == Payment.Status.SUCCESS else 0,
-            "refundedAmount": selectors.refunded_amount(payment),
-            "refundPendingAmount": selectors.refund_pending_amount(payment),
-            "refundableAmount": selectors.refundable_amount(payment),
-            "count": len(refunds),
-            "refunds": [refund_record(refund) for refund in refunds],
+        code = _merchant_code(request, data.get("merchantId"))
+        _verify_signed(merchant, data, code, data["txn_id"] or "")
+        payment = None
+        if data["txn_id"] is not None:
+            payment = selectors.payment_get_for_merchant(merchant=merchant, sabpaisa_txn_id=data["txn_id"])
+        page, size = data["page"], data["size"]
+        found = selectors.refunds_page_for_merchant(
+            merchant=merchant, payment=payment, status=data.get("status"), from_day=data.get("fromDate"),
+            to_day=data.get("toDate"), page=page, size=size)
+        records = [refund_record(refund) for refund in found.refunds]
+        body = {"success": True}
+        if payment is not None:
+            body.update({
+                "sabpaisaTxnId": payment.sabpaisa_txn_id,
+                "merchantTxnId": payment.merchant_txn_id,
+                "paidAmountPaise": (selectors.payment_paid_amount(payment)
+                                    if payment.status == Payment.Status.SUCCESS else 0),
+                "refundedAmount": selectors.refunded_amount(payment),
+                "refundPendingAmount": selectors.refund_pending_amount(payment),
+                "refundableAmount": selectors.refundable_amount(payment),
+            })
+        body.update({
+            "count": len(records),
+            "refunds": records,
+            # SabPaisa's page (issue 17): SDK 1.0.1 reads these.
+            "items": records,
+            "page": page,
+            "size": size,
+            "totalElements": found.total,
+            "totalPages": -(-found.total // size),
         })
+        return Response(body)
 
 
 class RefundDetailView(GatewayAPIView):

@@ -72,7 +72,7 @@ def test_support_finds_a_payment_reads_its_story_and_resends_its_webhook(chromiu
     story = page.inner_text('[data-testid="story"]')
     for chapter in ("created PENDING", "PENDING → PROCESSING", "Acquirer answered", "PROCESSING → SUCCESS",
                     "Customer sent back to the merchant", "Webhook attempt #1: failed (HTTP 500",
-                    "Webhook attempt #2: delivered (HTTP 200", "requested by priya", "PENDING → PROCESSED",
+                    "Webhook attempt #2: delivered (HTTP 200", "requested by priya", "INITIATED → SUCCESS",
                     "Staff priya started a refund"):
         assert chapter in story, chapter
     screenshot(page, f"payment-found-by-{given.replace(' ', '-')}")

@@ -55,14 +55,14 @@ def test_the_story_has_every_chapter_in_time_order(as_role, told):
     assert re.search(r"Webhook attempt #1: failed \(HTTP 500", text)
     assert re.search(r"Webhook attempt #2: delivered \(HTTP 200", text)
     # The refund, its bank answer and its own webhook; the staff action in the audit log.
-    assert "requested by priya" in text and "PENDING → PROCESSED" in text
+    assert "requested by priya" in text and "INITIATED → SUCCESS" in text
     assert "Webhook refund.processed to the merchant" in text
     assert "Staff priya started a refund" in text
     # Time order: each chapter after the one that caused it.
     position = {name: next(i for i, (_, body) in enumerate(rows) if name in body) for name in (
         "PENDING → PROCESSING", ": challenge", ": approved", "PROCESSING → SUCCESS",
         "Webhook payment.success", "sent back to the merchant", "attempt #1", "attempt #2", "requested by priya",
-        "bank submitted", "PENDING → PROCESSED", "Webhook refund.processed")}
+        "bank submitted", "INITIATED → SUCCESS", "Webhook refund.processed")}
     assert list(position.values()) == sorted(position.values()), position
 
 
@@ -144,7 +144,7 @@ def test_the_page_costs_the_same_number_of_queries_however_long_the_story(as_rol
         refund_process(result.refund.pk)
     with CaptureQueriesContext(connection) as four_refunds:
         html = page_of(client, payment)
-    assert html.count("PENDING → PROCESSED") == 4
+    assert html.count("INITIATED → SUCCESS") == 4
     assert len(four_refunds) == len(one_refund), [q["sql"][:120] for q in four_refunds.captured_queries]
 
 

@@ -37,7 +37,7 @@ def paid(merchant, amount: int, completed_at: datetime, **fields) -> Payment:
 
 
 def refunded(payment: Payment, amount: int, status: str, processed_at: datetime | None) -> Refund:
-    fields = {"bank_refund_reference": f"RF{payment.pk}{amount}"} if status == "PROCESSED" else {}
+    fields = {"bank_refund_reference": f"RF{payment.pk}{amount}"} if status == "SUCCESS" else {}
     return Refund.objects.create(merchant=payment.merchant, payment=payment, amount=amount, status=status,
                                  processed_at=processed_at, **fields)
 
@@ -60,10 +60,10 @@ def ledger(shop):
     Payment.objects.filter(pk=failed.pk).update(completed_at=at(DAY, 9))
     refunds = {
         # Refunds count on the day the bank processed them, whatever the payment's day.
-        "of an older payment": refunded(rows["day before"], 20_000, "PROCESSED", at(DAY, 11)),
-        "same day": refunded(rows["midday"], 9_999, "PROCESSED", at(DAY, 15)),
-        "processed next day": refunded(rows["midday"], 1_000, "PROCESSED", at(DAY + timedelta(days=1), 1)),
-        "pending": refunded(rows["first second"], 500, "PENDING", None),
+        "of an older payment": refunded(rows["day before"], 20_000, "SUCCESS", at(DAY, 11)),
+        "same day": refunded(rows["midday"], 9_999, "SUCCESS", at(DAY, 15)),
+        "processed next day": refunded(rows["midday"], 1_000, "SUCCESS", at(DAY + timedelta(days=1), 1)),
+        "pending": refunded(rows["first second"], 500, "INITIATED", None),
         "failed": refunded(rows["first second"], 700, "FAILED", None),
     }
     return rows, refunds

@@ -91,7 +91,7 @@ def test_staff_starts_a_partial_refund_through_the_service_and_it_is_audited(fin
     assert response.status_code == 302, response.content[:2000]
     refund = Refund.objects.get()
     assert response["Location"] == f"/admin/refunds/refund/{refund.pk}/change/"
-    assert (refund.amount, refund.status, refund.reason, refund.source) == (4_000, "PENDING", "goodwill", "ADMIN")
+    assert (refund.amount, refund.status, refund.reason, refund.source) == (4_000, "INITIATED", "goodwill", "ADMIN")
     assert refund.initiated_by.username == "finance"
     assert refund.events.get().actor_name == "finance"
     audit = AuditRecord.objects.get(action="refund.initiate")
@@ -169,7 +169,7 @@ def test_refund_page_is_read_only_with_its_timeline(finance, merchant):
     assert page.status_code == 200
     content = page.content.decode()
     assert "original card ****4242" in content
-    assert "PROCESSED" in content and "submitted" in content
+    assert "SUCCESS" in content and "submitted" in content
     assert 'name="_save"' not in content and 'name="amount"' not in content  # nothing to edit
     assert "Refund more of this payment" in content
     listing = finance.get("/admin/refunds/refund/")
@@ -180,9 +180,9 @@ def test_staff_cannot_edit_or_delete_a_refund(finance, merchant):
     payment = make_success_payment(merchant)
     refund = Refund.objects.create(merchant=payment.merchant, payment=payment, amount=500)
     # Refused by Django's admin (PermissionDenied, answered by the project's handler403).
-    response = finance.post(f"/admin/refunds/refund/{refund.pk}/change/", {"status": "PROCESSED"})
+    response = finance.post(f"/admin/refunds/refund/{refund.pk}/change/", {"status": "SUCCESS"})
     assert response.status_code in (401, 403)
     assert finance.post(f"/admin/refunds/refund/{refund.pk}/delete/", {"post": "yes"}).status_code in (401, 403)
     assert finance.get("/admin/refunds/refund/add/").status_code in (401, 403)
     refund.refresh_from_db()
-    assert refund.status == "PENDING"
+    assert refund.status == "INITIATED"

@@ -34,7 +34,7 @@ def test_finance_releases_a_flagged_refund_and_it_is_audited(client, merchant):
     response = _release(client, refund)
     assert response.status_code == 302
     refund.refresh_from_db()
-    assert (refund.needs_review, refund.bank_attempts, refund.status) == (False, 0, "PENDING")
+    assert (refund.needs_review, refund.bank_attempts, refund.status) == (False, 0, "INITIATED")
     assert AuditRecord.objects.get(action="refund.review_release").actor_name == "finance"
 
 

@@ -62,7 +62,7 @@ def test_one_refund_id_raced_on_two_payments_creates_one_refund(live_server, tra
     refund = Refund.objects.get(refund_id="RACE-2")
     winners = [body for status, body in results if status == 200]
     assert {body["sabpaisaTxnId"] for body in winners} == {refund.payment.sabpaisa_txn_id}
-    assert {body["errorCode"] for status, body in results if status != 200} <= {"IDEMPOTENCY_MISMATCH"}
+    assert {body["errorCode"] for status, body in results if status != 200} <= {"DUPLICATE_REFUND"}
 
 
 def _wait_for_a_blocked_backend(timeout: float = 30.0) -> None:
@@ -84,10 +84,10 @@ def _wait_for_a_blocked_backend(timeout: float = 30.0) -> None:
 
 def test_refund_id_inserted_by_another_transaction_is_answered_as_a_repeat(transactional_db, merchant):
     """The second request waits for the first to commit (on a row lock or on the unique
-    (merchant, refundId) index), then answers IDEMPOTENCY_MISMATCH, never an IntegrityError."""
+    (merchant, refundId) index), then answers DUPLICATE_REFUND, never an IntegrityError."""
     from django.db import connection, transaction
 
-    from gateway.errors import IdempotencyMismatch
+    from gateway.errors import DuplicateRefund
     from refunds.services import refund_create
 
     first, second = make_success_payment(merchant), make_success_payment(merchant)
@@ -107,7 +107,7 @@ def test_refund_id_inserted_by_another_transaction_is_answered_as_a_repeat(trans
         try:
             refund_create(merchant=merchant.merchant, payment=second, amount=500, refund_id="RACE-3")
             outcome["result"] = "created"
-        except IdempotencyMismatch:
+        except DuplicateRefund:
             outcome["result"] = "mismatch"
         finally:
             connection.close()

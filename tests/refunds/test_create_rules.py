@@ -19,7 +19,7 @@ def test_refund_of_part_of_a_payment_is_pending_with_the_interface_fields(post_r
     body = response.json()
     assert body["success"] is True and body["message"] == "refund initiated"
     assert body["refundId"].startswith("rfnd_")
-    assert body["status"] == "PENDING"
+    assert body["status"] == "INITIATED"
     assert body["refundAmount"] == 2_500
     assert body["sabpaisaTxnId"] == payment.sabpaisa_txn_id
     assert body["merchantTxnId"] == payment.merchant_txn_id
@@ -28,7 +28,7 @@ def test_refund_of_part_of_a_payment_is_pending_with_the_interface_fields(post_r
     assert body["refundMethod"] == "original UPI account success@sandbox"
     assert body["bankRefundReference"] is None and body["processedAt"] is None
     refund = Refund.objects.get(refund_id=body["refundId"])
-    assert refund.events.get().to_status == "PENDING"
+    assert refund.events.get().to_status == "INITIATED"
 
 
 def test_refund_without_an_amount_refunds_the_whole_remaining_amount(post_refund, merchant):
@@ -267,4 +267,4 @@ def test_creation_is_the_first_event_of_the_timeline(post_refund, merchant):
     refund_id = post_refund(refund_body(merchant, payment, refundAmount=500)).json()["refundId"]
     event = RefundEvent.objects.get(refund__refund_id=refund_id)
     assert (event.kind, event.from_status, event.to_status, event.actor_name) == \
-        ("status", "", "PENDING", "merchant API")
+        ("status", "", "INITIATED", "merchant API")

@@ -34,20 +34,22 @@ class TestRefundId:
         assert Refund.objects.count() == 1
 
     @pytest.mark.parametrize("change", [{"refundAmount": 5_001}, {"reason": "other"}, {"refundAmount": None}])
-    def test_repeat_with_another_body_is_idempotency_mismatch(self, post_refund, merchant, change):
+    def test_repeat_with_another_body_is_duplicate_refund(self, post_refund, merchant, change):
         payment = make_success_payment(merchant, amount=10_000)
         body = refund_body(merchant, payment, refundAmount=5_000, refundId="ORD3-R1", reason="size")
         assert post_refund(body).status_code == 200
         response = post_refund({k: v for k, v in {**body, **change}.items() if v is not None})
-        assert response.status_code == 400
-        assert response.json()["errorCode"] == "IDEMPOTENCY_MISMATCH"
+        assert response.status_code == 409
+        assert response.json()["errorCode"] == "DUPLICATE_REFUND"
+        assert response.json()["error"]["code"] == "DUPLICATE_REFUND"
+        assert "ORD3-R1" in response.json()["errorMessage"]
         assert Refund.objects.count() == 1
 
-    def test_refund_id_reused_on_another_payment_is_idempotency_mismatch(self, post_refund, merchant):
+    def test_refund_id_reused_on_another_payment_is_duplicate_refund(self, post_refund, merchant):
         first, second = make_success_payment(merchant), make_success_payment(merchant)
         assert post_refund(refund_body(merchant, first, refundAmount=500, refundId="R-X")).status_code == 200
         response = post_refund(refund_body(merchant, second, refundAmount=500, refundId="R-X"))
-        assert response.json()["errorCode"] == "IDEMPOTENCY_MISMATCH"
+        assert (response.status_code, response.json()["errorCode"]) == (409, "DUPLICATE_REFUND")
 
     def test_amount_alias_is_the_same_body_as_refund_amount(self, post_refund, merchant):
         payment = make_success_payment(merchant)

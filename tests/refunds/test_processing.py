@@ -1,5 +1,5 @@
 """Submission to the sandbox bank and the recorded answer, calling the task functions directly
-(no worker needed): PROCESSED with a reference, FAILED for the test amount, the sweep."""
+(no worker needed): SUCCESS with a reference, FAILED for the test amount, the sweep."""
 import re
 from datetime import timedelta
 
@@ -33,7 +33,7 @@ def test_processed_refund_has_a_bank_reference_and_records_refund_processed(merc
     refund = _refund(merchant, payment, 4_000, reason="returned")
     refund_process(refund.pk)
     refund.refresh_from_db()
-    assert refund.status == "PROCESSED"
+    assert refund.status == "SUCCESS"
     assert re.fullmatch(r"RF\d{12}", refund.bank_refund_reference)
     assert refund.processed_at is not None and refund.failed_at is None
     event, = _events(refund, "refund.processed")
@@ -43,7 +43,7 @@ def test_processed_refund_has_a_bank_reference_and_records_refund_processed(merc
     assert payload["sabpaisaTxnId"] == payment.sabpaisa_txn_id
     assert payload["merchantTxnId"] == payment.merchant_txn_id
     assert payload["refundAmount"] == 4_000
-    assert payload["status"] == "PROCESSED"
+    assert payload["status"] == "SUCCESS"
     assert payload["bankRefundReference"] == refund.bank_refund_reference
     assert payload["paidAmountPaise"] == 10_000 and payload["refundedAmount"] == 4_000
     assert payload["reason"] == "returned"
@@ -54,8 +54,8 @@ def test_refund_timeline_shows_creation_submission_and_answer(merchant):
     refund = _refund(merchant, make_success_payment(merchant), 1_000)
     refund_process(refund.pk)
     timeline = [(e.kind, e.from_status, e.to_status, e.detail.get("action")) for e in refund.events.all()]
-    assert timeline == [("status", "", "PENDING", None), ("bank", "", "", "submitted"),
-                        ("status", "PENDING", "PROCESSED", None)]
+    assert timeline == [("status", "", "INITIATED", None), ("bank", "", "", "submitted"),
+                        ("status", "INITIATED", "SUCCESS", None)]
 
 
 def test_sandbox_test_amount_fails_and_records_refund_failed(merchant):
@@ -80,13 +80,13 @@ def test_failed_refund_releases_its_amount(merchant):
     refund_process(failed.pk)
     assert selectors.refundable_amount(payment) == SANDBOX_FAILURE
     again = _refund(merchant, payment, SANDBOX_FAILURE - 13)
-    assert again.status == "PENDING"
+    assert again.status == "INITIATED"
 
 
 def test_refunded_amount_counts_processed_refunds_only(merchant):
     payment = make_success_payment(merchant, amount=300_000)
     processed = _refund(merchant, payment, 10_000)
-    _refund(merchant, payment, 20_000)  # stays PENDING
+    _refund(merchant, payment, 20_000)  # stays INITIATED
     failed = _refund(merchant, payment, SANDBOX_FAILURE)
     refund_process(processed.pk)
     refund_process(failed.pk)
@@ -109,7 +109,7 @@ def test_a_refund_held_by_another_worker_is_left_alone(merchant):
     Refund.objects.filter(pk=refund.pk).update(claimed_until=timezone.now() + timedelta(seconds=30))
     refund_process(refund.pk)
     refund.refresh_from_db()
-    assert refund.status == "PENDING" and refund.bank_attempts == 0
+    assert refund.status == "INITIATED" and refund.bank_attempts == 0
 
 
 def test_processing_an_unknown_refund_is_a_no_op(merchant):
@@ -124,7 +124,7 @@ def test_final_refunds_follow_the_transition_table(merchant):
     with pytest.raises(InvalidRefundTransition):
         refund_mark_processed(refund_pk=refund.pk, bank_reference="RF000000000002")
     refund.refresh_from_db()
-    assert (refund.status, refund.bank_refund_reference) == ("PROCESSED", "RF000000000001")
+    assert (refund.status, refund.bank_refund_reference) == ("SUCCESS", "RF000000000001")
     assert len(_events(refund, "refund.processed")) == 1
 
 
@@ -143,7 +143,7 @@ class TestPendingSweep:
         assert refunds_pending_sweep() == 1
         old.refresh_from_db()
         fresh.refresh_from_db()
-        assert old.status == "PROCESSED" and fresh.status == "PENDING"
+        assert old.status == "SUCCESS" and fresh.status == "INITIATED"
 
     def test_sweep_leaves_refunds_a_worker_holds(self, merchant):
         refund = _refund(merchant, make_success_payment(merchant), 1_000)
@@ -153,7 +153,7 @@ class TestPendingSweep:
         later = timezone.now() + timedelta(seconds=31)
         assert refunds_pending_process(now=later) == 1
         refund.refresh_from_db()
-        assert refund.status == "PROCESSED" and refund.bank_attempts == 1
+        assert refund.status == "SUCCESS" and refund.bank_attempts == 1
 
     def test_sweep_ignores_final_refunds(self, merchant):
         refund = _refund(merchant, make_success_payment(merchant), 1_000)

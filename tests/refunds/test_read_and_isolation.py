@@ -25,7 +25,7 @@ def test_list_shows_every_refund_of_the_payment_with_its_totals(api, post_refund
     assert response.status_code == 200, response.json()
     body = response.json()
     assert [r["refundId"] for r in body["refunds"]] == [first["refundId"], second["refundId"]]
-    assert [r["status"] for r in body["refunds"]] == ["PROCESSED", "PENDING"]
+    assert [r["status"] for r in body["refunds"]] == ["SUCCESS", "INITIATED"]
     assert body["count"] == 2
     assert (body["paidAmountPaise"], body["refundedAmount"], body["refundPendingAmount"], body["refundableAmount"]) == \
         (10_000, 1_000, 2_000, 7_000)
@@ -38,15 +38,21 @@ def test_list_of_a_payment_without_refunds_is_empty(api, merchant):
     assert body["refunds"] == [] and body["refundableAmount"] == payment.amount
 
 
-@pytest.mark.parametrize("missing", ["merchantId", "sabpaisaTxnId"])
-def test_list_needs_both_query_parameters(api, merchant, missing):
+def test_list_needs_merchant_id_without_the_merchant_header(api, merchant):
     payment = make_success_payment(merchant)
-    params = {"merchantId": merchant.code, "sabpaisaTxnId": payment.sabpaisa_txn_id}
-    del params[missing]
-    response = _get(api, merchant, "/api/v2/refunds", **params)
+    response = _get(api, merchant, "/api/v2/refunds", sabpaisaTxnId=payment.sabpaisa_txn_id)
     assert response.status_code == 400
     assert response.json()["errorCode"] == "VALIDATION_ERROR"
-    assert missing in response.json()["errorMessage"]
+    assert "merchantId" in response.json()["errorMessage"]
+
+
+def test_list_without_a_transaction_lists_the_merchants_refunds(api, post_refund, merchant):
+    # issue 17: sabpaisaTxnId became optional (SDK 1.0.1 lists a merchant's refunds without one).
+    payment = make_success_payment(merchant)
+    created = post_refund(refund_body(merchant, payment, refundAmount=1_000)).json()
+    response = _get(api, merchant, "/api/v2/refunds", merchantId=merchant.code)
+    assert response.status_code == 200
+    assert [r["refundId"] for r in response.json()["refunds"]] == [created["refundId"]]
 
 
 def test_get_returns_the_refund_record(api, post_refund, merchant):
@@ -56,7 +62,7 @@ def test_get_returns_the_refund_record(api, post_refund, merchant):
     response = _get(api, merchant, "/api/v2/refunds/ORDER-7-R1")
     assert response.status_code == 200
     body = response.json()
-    assert body["refundId"] == "ORDER-7-R1" and body["status"] == "PROCESSED"
+    assert body["refundId"] == "ORDER-7-R1" and body["status"] == "SUCCESS"
     assert body["createdAt"] == created["createdAt"]
     assert body["bankRefundReference"].startswith("RF")
     for field in ("refundId", "sabpaisaTxnId", "merchantTxnId", "refundAmount", "status", "reason",

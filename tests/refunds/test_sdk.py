@@ -19,12 +19,12 @@ def test_sdk_partial_refund_and_its_status(sdk, transactional_db, merchant):
     response = sdk.refund(payment.sabpaisa_txn_id, amount=25, reason="customer request")
     assert response["success"] is True, response
     assert response["refundId"] == response["refund_id"]  # the SDK's own refundId is the record's
-    assert response["refundAmount"] == 2_500 and response["status"] == "PENDING"
+    assert response["refundAmount"] == 2_500 and response["status"] == "INITIATED"
 
     refund_process(Refund.objects.get(refund_id=response["refund_id"]).pk)
     status = sdk.refund_status(response["refund_id"])
     assert status["success"] is True, status
-    assert status["status"] == "PROCESSED"
+    assert status["status"] == "SUCCESS"
     assert status["refundAmount"] == 2_500
     assert status["bankRefundReference"].startswith("RF")
 

@@ -69,7 +69,7 @@ def test_a_slow_bank_answering_a_resubmitted_refund_records_it_once_and_raises_n
     assert result is None
     refund.refresh_from_db()
     assert bank.calls == [refund.refund_id, refund.refund_id]
-    assert refund.status == "PROCESSED" and refund.bank_attempts == 2
+    assert refund.status == "SUCCESS" and refund.bank_attempts == 2
     assert len(WebhookEvent.objects.filter(subject_id=refund.refund_id, event_type="refund.processed")) == 1
     # The sandbox is idempotent on the refund id: both answers name the same bank refund.
     assert {a.reference for a in bank.answers} == {refund.bank_refund_reference}
@@ -103,7 +103,7 @@ def test_an_error_from_an_old_submission_does_not_free_the_newer_claim(merchant,
     refund_submit(refund_pk=refund.pk)
 
     refund.refresh_from_db()
-    assert refund.status == "PENDING" and refund.bank_attempts == 2
+    assert refund.status == "INITIATED" and refund.bank_attempts == 2
     assert refund.claimed_until == resubmitted_at + timedelta(seconds=REFUND_CLAIM_SECONDS)
     # Nobody else may submit it while the second worker holds it.
     assert refund_submit(refund_pk=refund.pk, now=resubmitted_at + timedelta(seconds=1)) is None
@@ -119,8 +119,8 @@ def test_one_refund_that_raises_does_not_stop_the_sweep(merchant, bank, caplog):
 
     broken.refresh_from_db()
     fine.refresh_from_db()
-    assert fine.status == "PROCESSED"
-    assert broken.status == "PENDING"  # its outcome is unknown: never failed for it
+    assert fine.status == "SUCCESS"
+    assert broken.status == "INITIATED"  # its outcome is unknown: never failed for it
     assert sorted(bank.calls) == sorted([broken.refund_id, fine.refund_id])
     assert [r for r in caplog.records if r.levelno == logging.ERROR and r.exc_info]
 

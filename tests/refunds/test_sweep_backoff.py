@@ -1,5 +1,5 @@
 """The pending sweep backs off refunds the bank keeps answering with an error, takes the most
-overdue first, and after REFUND_MAX_BANK_ATTEMPTS leaves a refund PENDING and flagged for
+overdue first, and after REFUND_MAX_BANK_ATTEMPTS leaves a refund INITIATED and flagged for
 manual review, never FAILED."""
 import logging
 from datetime import timedelta
@@ -67,9 +67,9 @@ def test_refunds_the_bank_keeps_erring_on_do_not_starve_the_others(merchant, ban
     for _ in range(5):
         refunds_pending_process(older_than_seconds=0, max_refunds=2)
 
-    assert _fresh(healthy).status == "PROCESSED"
+    assert _fresh(healthy).status == "SUCCESS"
     assert [_fresh(r).bank_attempts for r in poison] == [1, 1]  # backing off, not resubmitted every run
-    assert all(_fresh(r).status == "PENDING" for r in poison)
+    assert all(_fresh(r).status == "INITIATED" for r in poison)
 
 
 def test_each_bank_error_doubles_the_wait_before_the_next_submission(merchant, bank):
@@ -95,10 +95,10 @@ def test_the_sweep_takes_the_most_overdue_refund_first(merchant, bank):
     never_submitted = _refund(merchant, age=timedelta(minutes=5))  # due since its creation
 
     assert refunds_pending_process(now=now, max_refunds=1) == 1
-    assert _fresh(never_submitted).status == "PROCESSED"
+    assert _fresh(never_submitted).status == "SUCCESS"
     assert _fresh(erred).bank_attempts == 3
     assert refunds_pending_process(now=now, max_refunds=1) == 1
-    assert _fresh(erred).status == "PROCESSED"
+    assert _fresh(erred).status == "SUCCESS"
 
 
 def test_after_the_last_attempt_a_refund_stays_pending_and_is_flagged_for_review(merchant, bank, caplog):
@@ -112,7 +112,7 @@ def test_after_the_last_attempt_a_refund_stays_pending_and_is_flagged_for_review
 
     refund = _fresh(refund)
     assert len(bank.calls) == REFUND_MAX_BANK_ATTEMPTS == refund.bank_attempts == 10
-    assert refund.status == "PENDING" and refund.needs_review
+    assert refund.status == "INITIATED" and refund.needs_review
     assert not WebhookEvent.objects.filter(subject_id=refund.refund_id).exists()  # never silently failed
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and refund.refund_id in errors[0] and "manual review" in errors[0]
@@ -129,7 +129,7 @@ def test_a_refund_whose_last_submission_never_came_back_is_flagged_without_askin
                                                claimed_until=timezone.now() - timedelta(seconds=1))
     assert refunds_pending_process() == 0
     refund = _fresh(refund)
-    assert bank.calls == [] and refund.needs_review and refund.status == "PENDING"
+    assert bank.calls == [] and refund.needs_review and refund.status == "INITIATED"
 
 
 def test_staff_can_release_a_flagged_refund_for_a_fresh_round_of_attempts(merchant, bank, admin_user):
@@ -140,7 +140,7 @@ def test_staff_can_release_a_flagged_refund_for_a_fresh_round_of_attempts(mercha
     released = refund_review_release(refund_pk=refund.pk, actor=admin_user)
     assert not released.needs_review and released.bank_attempts == 0
     assert refunds_pending_process() == 1
-    assert _fresh(refund).status == "PROCESSED"
+    assert _fresh(refund).status == "SUCCESS"
     with pytest.raises(ValidationError):
         refund_review_release(refund_pk=refund.pk, actor=admin_user)  # final: nothing to release
 
@@ -150,4 +150,4 @@ def test_recording_the_banks_answer_by_hand_clears_the_flag(merchant):
     Refund.objects.filter(pk=refund.pk).update(bank_attempts=REFUND_MAX_BANK_ATTEMPTS, needs_review=True)
     refund_mark_processed(refund_pk=refund.pk, bank_reference="RF000000000042")
     refund = _fresh(refund)
-    assert refund.status == "PROCESSED" and not refund.needs_review
+    assert refund.status == "SUCCESS" and not refund.needs_review

@@ -59,7 +59,7 @@ def test_refunds_are_processed_by_the_worker_and_their_webhooks_delivered(
 
     body = processed.json()
     assert body["event"] == "refund.processed" and body["refundId"] == "WF-OK"
-    assert body["status"] == "PROCESSED" and body["refundAmount"] == 50_000
+    assert body["status"] == "SUCCESS" and body["refundAmount"] == 50_000
     assert body["bankRefundReference"].startswith("RF")
     assert body["sabpaisaTxnId"] == payment.sabpaisa_txn_id
     assert body["paidAmountPaise"] == 200_013
@@ -70,7 +70,7 @@ def test_refunds_are_processed_by_the_worker_and_their_webhooks_delivered(
     assert body["failureReason"] and body["bankRefundReference"] is None
 
     statuses = dict(Refund.objects.values_list("refund_id", "status"))
-    assert statuses == {"WF-OK": "PROCESSED", "WF-FAIL": "FAILED"}
+    assert statuses == {"WF-OK": "SUCCESS", "WF-FAIL": "FAILED"}
 
     # The failed amount was released: it can be refunded again.
     status, again = http("POST", url, headers=headers,

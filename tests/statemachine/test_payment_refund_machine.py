@@ -51,7 +51,7 @@ from hypothesis.stateful import (
 
 from gateway.errors import (
     GatewayError,
-    IdempotencyMismatch,
+    DuplicateRefund,
     PaymentFailed,
     ProcessingError,
     RefundAmountExceeded,
@@ -69,6 +69,7 @@ from payments.services.upi import upi_pay, upi_sandbox_approvals_due, upi_sandbo
 from payments.state import TRANSITIONS as PAYMENT_TRANSITIONS
 from payments.state import InvalidTransition
 from refunds.models import Refund, RefundEvent
+from refunds.payloads import EVENT_TYPES as REFUND_EVENT_TYPES
 from refunds.services import REFUND_MIN_AMOUNT, refund_create, refund_submit
 from refunds.state import TRANSITIONS as REFUND_TRANSITIONS
 from tests.support.factories import make_merchant
@@ -128,7 +129,7 @@ class ModelRefund:
     pk: int
     payment_pk: int
     amount: int
-    status: str = R.PENDING
+    status: str = R.INITIATED
 
 
 @dataclass
@@ -428,7 +429,7 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
         created_amount = None
         if refund_id in self.refund_ids:
             same = self.refund_ids[refund_id][1] == request
-            error = None if same else IdempotencyMismatch
+            error = None if same else DuplicateRefund
         elif model.status != S.SUCCESS:
             error = RefundNotAllowed
         elif amount is not None and amount <= 0:
@@ -446,7 +447,7 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
         if created_amount is None:  # a repeat: the first refund again
             assert not result.created and result.refund.pk == self.refund_ids[refund_id][0]
             return multiple()
-        assert result.created and result.refund.amount == created_amount and result.refund.status == R.PENDING
+        assert result.created and result.refund.amount == created_amount and result.refund.status == R.INITIATED
         self.refund_model[result.refund.pk] = ModelRefund(result.refund.pk, pk, created_amount)
         if refund_id is not None:
             self.refund_ids[refund_id] = (result.refund.pk, request)
@@ -456,10 +457,10 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
     def bank_answers_refund(self, refund_pk):
         model = self.refund_model[refund_pk]
         result = refund_submit(refund_pk=refund_pk)
-        if model.status != R.PENDING:
+        if model.status != R.INITIATED:
             assert result is None, "a final refund was submitted again"
             return
-        model.status = R.FAILED if model.amount == REFUND_FAILING_AMOUNT else R.PROCESSED
+        model.status = R.FAILED if model.amount == REFUND_FAILING_AMOUNT else R.SUCCESS
         assert result is not None and result.status == model.status, (
             f"refund is {result and result.status}; the model expected {model.status}")
 
@@ -520,13 +521,13 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
             webhooks[subject].append(event_type)
         for refund in refunds:
             history = events[refund.pk]
-            assert history and history[0] == ("", R.PENDING), f"{refund.refund_id}: {history}"
+            assert history and history[0] == ("", R.INITIATED), f"{refund.refund_id}: {history}"
             for (_, previous), (from_status, to_status) in zip(history, history[1:]):
                 assert from_status == previous and to_status in REFUND_TRANSITIONS[from_status], (
                     f"{refund.refund_id}: {from_status} -> {to_status} is not in TRANSITIONS")
             assert history[-1][1] == refund.status
             final = refund.status in Refund.FINAL_STATUSES
-            assert webhooks[refund.refund_id] == ([f"refund.{refund.status.lower()}"] if final else []), (
+            assert webhooks[refund.refund_id] == ([REFUND_EVENT_TYPES[refund.status]] if final else []), (
                 f"refund {refund.refund_id} is {refund.status} with webhook events {webhooks[refund.refund_id]}")
 
 
