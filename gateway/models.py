@@ -24,6 +24,10 @@ class Merchant(models.Model):
         "rate limit (requests/second)", null=True, blank=True, validators=[MinValueValidator(1)],
         help_text="Empty: the default from settings.",
     )
+    # The hosted-checkout methods the merchant changed from their defaults, with their amount
+    # limits in paise: {"RTGS": {"enabled": true, "min": ..., "max": ...}}. Read through
+    # gateway.methods, which fills in the defaults and holds every value to the banking rules.
+    payment_methods = models.JSONField(default=dict, blank=True, editable=False)
     secret_key_encrypted = models.TextField(editable=False)
     webhook_secret_encrypted = models.TextField(editable=False)
     created_at = models.DateTimeField(auto_now_add=True)

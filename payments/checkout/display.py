@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from gateway.errors import GatewayError
+from gateway.methods import methods_for_amount
 from gateway.money import rupees_str
 from payments.acquirer.sandbox import BANKS, UPI_TEST_VPAS, WALLETS
 from payments.models import Payment
@@ -92,12 +93,19 @@ def page_context(payment: Payment, **extra) -> dict:
     return context
 
 
+def offered_methods(payment: Payment) -> list[str]:
+    """The codes of the methods the payment's merchant offers for its amount."""
+    return methods_for_amount(payment.merchant.payment_methods, payment.amount)
+
+
 def render_methods(request, payment: Payment, *, open_method: str = "", errors=None, status: int = 200):
-    """The methods page, `open_method` unfolded and `errors` shown by field."""
+    """The methods page, `open_method` unfolded and `errors` shown by field: only the methods
+    the merchant offers for the payment's amount (gateway.methods)."""
     pid = payment.payment_id
     upi_link = upi_link_of(payment)
+    offered = offered_methods(payment)
     methods = [{"code": code.value, "label": label, "hint": hint, "open": code.value == open_method}
-               for code, label, hint in METHODS]
+               for code, label, hint in METHODS if code.value in offered]
     context = page_context(
         payment, methods=methods, errors=errors or {}, open_method=open_method,
         upi_link=upi_link, upi_qr=qr_data_uri(upi_link),

@@ -21,6 +21,7 @@ from payments.checkout import forms
 from payments.checkout.access import checkout_page, grant_by_secret, granted_payment
 from payments.checkout.display import (
     format_inr,
+    offered_methods,
     page_context,
     plain,
     qr_data_uri,
@@ -218,7 +219,7 @@ def status(request, payment_id: str):
     )
     if not waiting_here:
         return go_on(payment)
-    upi_link = upi_link_of(payment) if payment.status == S.PENDING else None
+    upi_link = upi_link_of(payment) if payment.status == S.PENDING and M.UPI in offered_methods(payment) else None
     return render(request, "checkout/status.html", page_context(
         payment, refresh_seconds=STATUS_REFRESH_SECONDS, upi_link=upi_link,
         upi_qr=qr_data_uri(upi_link) if upi_link else None,

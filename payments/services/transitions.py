@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from gateway import sql
+from gateway.methods import ensure_method_takes
 from payments.locks import lock_payment, lock_payments_due_for_expiry
 from payments.models import Payment, PaymentEvent
 from payments.payloads import EVENT_TYPES, webhook_payload
@@ -21,9 +22,11 @@ from payments.state import ensure_transition
 S = Payment.Status
 
 
-def _transition(payment_id: int, target: str, *, detail: dict | None = None, **fields) -> Payment:
+def _transition(payment_id: int, target: str, *, detail: dict | None = None, guard=None, **fields) -> Payment:
     payment = lock_payment(payment_id)
     ensure_transition(payment.status, target)
+    if guard is not None:
+        guard(payment)  # a condition of this move beyond the table, checked under the lock
     previous = payment.status
     payment.status = target
     for name, value in fields.items():
@@ -46,10 +49,16 @@ def payment_mark_processing(*, payment_id: int, payment_mode: str, detail: dict 
                             expires_at: datetime | None = None, **fields) -> Payment:
     """PENDING -> PROCESSING: the customer chose `payment_mode` and the acquirer took it.
     `expires_at` may extend the deadline (bank transfers stay open longer than a session).
-    Raises InvalidTransition when the payment is no longer PENDING."""
+    Raises InvalidTransition when the payment is no longer PENDING, ValidationError naming
+    paymentMode when the merchant does not offer that method for the payment's amount
+    (gateway.methods: the page never shows it, so only a forged form gets here)."""
     if expires_at is not None:
         fields["expires_at"] = expires_at
-    return _transition(payment_id, S.PROCESSING, detail=detail, payment_mode=payment_mode, **fields)
+
+    def offered(payment: Payment) -> None:
+        ensure_method_takes(payment.merchant.payment_methods, payment_mode, payment.amount)
+
+    return _transition(payment_id, S.PROCESSING, detail=detail, guard=offered, payment_mode=payment_mode, **fields)
 
 
 @transaction.atomic(durable=True)

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from gateway import sql
 from gateway.errors import DuplicateTransaction
+from gateway.methods import ensure_some_method_takes
 from gateway.models import Merchant
 from gateway.signing import return_signature
 from payments.models import Payment, PaymentEvent
@@ -54,8 +55,10 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
     """Open a checkout session: a PENDING hosted payment that expires after
     CHECKOUT_SESSION_TTL_SECONDS (the expiry sweep ends it then; payments.services.expiry). With `token`
     (from tokens.selectors.token_get_usable) the checkout offers that saved card.
-    Raises DuplicateTransaction when the merchant already used `merchant_txn_id` (in either
-    flow), which the database constraint payment_unique_merchant_txn guarantees."""
+    Raises ValidationError naming amount when no method the merchant offers takes `amount`
+    (gateway.methods), DuplicateTransaction when the merchant already used `merchant_txn_id`
+    (in either flow), which the database constraint payment_unique_merchant_txn guarantees."""
+    ensure_some_method_takes(merchant.payment_methods, amount)
     client_secret = secrets.token_urlsafe(32)  # [A-Za-z0-9_-]: safe to append to a URL unencoded
     payment = Payment(
         merchant=merchant, flow=Payment.Flow.HOSTED, status=S.PENDING,
