@@ -52,6 +52,23 @@ class Merchant(models.Model):
         return self.rate_limit or settings.DEFAULT_RATE_LIMIT_PER_SECOND
 
 
+class MerchantBrand(models.Model):
+    """How the merchant looks on the checkout (gateway.brand checks every value). A table of its
+    own, not columns of Merchant: the API reads the merchant row on every request, and the logo
+    must not ride along."""
+
+    merchant = models.OneToOneField(Merchant, on_delete=models.CASCADE, primary_key=True, related_name="brand")
+    display_name = models.CharField(max_length=100, blank=True, help_text="Empty: the merchant's name.")
+    accent_color = models.CharField(max_length=7, blank=True, help_text="#rrggbb; empty: the checkout's blue.")
+    # A PNG re-encoded by gateway.brand.logo_clean, served by the checkout under its digest.
+    logo_png = models.BinaryField(blank=True, default=b"", editable=False)
+    logo_sha256 = models.CharField(max_length=64, blank=True, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"brand of {self.merchant_id}"
+
+
 class ApiKey(models.Model):
     """One API key of a merchant. Only a keyed hash is stored; `prefix` finds the row."""
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 import base64
 import io
 import math
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 
+from gateway.brand import accent_palette
 from gateway.errors import GatewayError
+from gateway.models import Merchant, MerchantBrand
 from gateway.methods import methods_for_amount
 from gateway.money import rupees_str
 from payments.acquirer.sandbox import BANKS, UPI_TEST_VPAS, WALLETS
@@ -77,13 +80,38 @@ def upi_link_of(payment: Payment) -> str:
     return upi_link(payment)
 
 
+@dataclass(frozen=True)
+class CheckoutBrand:
+    """The merchant as the checkout's header shows it (gateway.brand checked every value)."""
+
+    name: str
+    logo_url: str = ""
+    palette: dict = field(default_factory=dict)  # CSS variable -> '#rrggbb'; empty: the checkout's own
+
+    @property
+    def css(self) -> str:
+        return ";".join(f"--{name}:{colour}" for name, colour in self.palette.items())
+
+
+def checkout_brand(merchant: Merchant) -> CheckoutBrand:
+    """The merchant's display name (else its name), logo address and accent colours."""
+    brand = MerchantBrand.objects.filter(merchant_id=merchant.pk).defer("logo_png").first()
+    if brand is None:
+        return CheckoutBrand(merchant.name)
+    logo_url = (reverse("checkout:brand-logo", args=[merchant.code, brand.logo_sha256[:16]])
+                if brand.logo_sha256 else "")
+    return CheckoutBrand(brand.display_name or merchant.name, logo_url,
+                         accent_palette(brand.accent_color) if brand.accent_color else {})
+
+
 def page_context(payment: Payment, **extra) -> dict:
-    """What every checkout page shows: the merchant, the amount in rupees, the time left, the
-    sandbox banner and the cancel address; `extra` adds the page's own."""
-    merchant = payment.merchant
+    """What every checkout page shows: the merchant's brand, the amount in rupees, the time
+    left, the sandbox banner and the cancel address; `extra` adds the page's own."""
+    brand = checkout_brand(payment.merchant)
     context = {
         "payment": payment,
-        "merchant_name": merchant.name,
+        "brand": brand,
+        "merchant_name": brand.name,
         "amount_display": format_inr(payment.amount),
         "time_left": time_left(payment.expires_at),
         "sandbox": not settings.IS_PRODUCTION,

@@ -9,13 +9,14 @@ final. Who may see a page: access. What a page shows: display.
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpResponseRedirect
+from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, NotFound
+from gateway.models import MerchantBrand
 from payments.acquirer.sandbox import BANKS, TEST_OTP, WALLETS
 from payments.checkout import forms
 from payments.checkout.access import checkout_page, grant_by_secret, granted_payment
@@ -237,6 +238,21 @@ def cancel(request, payment_id: str):
     except InvalidTransition:
         pass
     return go_on(payment)
+
+
+@require_GET
+def brand_logo(request, merchant_code: str, digest: str):
+    """A merchant's logo as gateway.brand stored it (a PNG Pillow wrote). Its address carries the
+    image's digest, so it may be cached for good; a replaced logo has a new address. Public:
+    a logo is meant to be seen, and nothing else of the merchant is here."""
+    brand = (MerchantBrand.objects.filter(merchant__code=merchant_code, logo_sha256__startswith=digest)
+             .exclude(logo_sha256="").only("logo_png").first()) if len(digest) == 16 else None
+    if brand is None:
+        raise NotFound()
+    response = HttpResponse(bytes(brand.logo_png), content_type="image/png")
+    response["Cache-Control"] = "public, max-age=31536000, immutable"
+    response["Content-Security-Policy"] = "default-src 'none'"
+    return response
 
 
 # --- sandbox pages (staging only: SandboxGateMiddleware answers 404 under /sandbox/ in production)
