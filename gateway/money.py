@@ -15,3 +15,12 @@ def rupees_str(paise: int) -> str:
 def rupees_number(paise: int) -> float:
     """For JSON fields the interface types as a number of rupees (enquiry paidAmount)."""
     return float(paise_to_rupees(paise))
+
+
+def rupees_to_paise(rupees: Decimal) -> int:
+    """Decimal('123.45') -> 12345, for amounts people type in rupees (the console). Raises
+    ValueError for a fraction of a paisa rather than rounding money silently."""
+    paise = Decimal(rupees) * 100
+    if paise != paise.to_integral_value():
+        raise ValueError("an amount in rupees has at most two decimals")
+    return int(paise)

@@ -7,6 +7,7 @@ from payments.checkout import views
 app_name = "checkout"
 
 urlpatterns = [
+    path("pay/<str:token>", views.payment_link, name="payment-link"),
     path("checkout/brand/<str:merchant_code>/<str:digest>.png", views.brand_logo, name="brand-logo"),
     path("checkout/<str:payment_id>", views.page, name="page"),
     path("checkout/<str:payment_id>/upi", views.upi, name="upi"),

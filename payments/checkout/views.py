@@ -19,7 +19,7 @@ from gateway.errors import GatewayError, NotFound
 from gateway.models import MerchantBrand
 from payments.acquirer.sandbox import BANKS, TEST_OTP, WALLETS
 from payments.checkout import forms
-from payments.checkout.access import checkout_page, grant_by_secret, granted_payment
+from payments.checkout.access import checkout_page, grant_by_link, grant_by_secret, granted_payment
 from payments.checkout.display import (
     format_inr,
     offered_methods,
@@ -238,6 +238,19 @@ def cancel(request, payment_id: str):
     except InvalidTransition:
         pass
     return go_on(payment)
+
+
+@checkout_page
+@require_GET
+def payment_link(request, token: str):
+    """A payment link's address (payments.services.links). While the link is open: this
+    browser is given its payment and sent to the checkout. Once final, and when the checkout
+    sends the customer back here at the end: what became of the link."""
+    link = grant_by_link(request, token)
+    payment = hosted.hosted_expire_if_due(link.payment)
+    if not payment.is_final:
+        return HttpResponseRedirect(reverse("checkout:page", args=[payment.payment_id]), status=303)
+    return render(request, "checkout/link.html", page_context(payment, link_state=link.state))
 
 
 @require_GET

@@ -17,7 +17,7 @@ from gateway.methods import ensure_method_takes
 from payments.locks import lock_payment, lock_payments_due_for_expiry
 from payments.models import Payment, PaymentEvent
 from payments.payloads import EVENT_TYPES, webhook_payload
-from payments.state import ensure_transition
+from payments.state import InvalidTransition, ensure_transition
 
 S = Payment.Status
 
@@ -77,6 +77,23 @@ def payment_mark_succeeded(*, payment_id: int, bank_rrn: str, paid_amount: int |
 def payment_mark_failed(*, payment_id: int, reason: str, detail: dict | None = None, **fields) -> Payment:
     """PENDING or PROCESSING -> FAILED. Raises InvalidTransition when already final."""
     return _transition(payment_id, S.FAILED, detail=detail, failure_reason=reason[:200], **fields)
+
+
+@transaction.atomic(durable=True)
+def payment_cancel_unpaid(*, payment_id: int, reason: str, detail: dict, also=None) -> Payment:
+    """PENDING -> FAILED for a payment nobody is paying (a payment link staff cancel), with
+    `also(payment)` run in the same transaction (the audit record). Raises InvalidTransition
+    once a method is in flight (PROCESSING: the customer may be approving it this moment) or the
+    payment is final."""
+
+    def unpaid(payment: Payment) -> None:
+        if payment.status != S.PENDING:
+            raise InvalidTransition(payment.status, S.FAILED)
+
+    payment = _transition(payment_id, S.FAILED, guard=unpaid, detail=detail, failure_reason=reason[:200])
+    if also is not None:
+        also(payment)
+    return payment
 
 
 @transaction.atomic(durable=True)

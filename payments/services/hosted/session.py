@@ -6,7 +6,7 @@ import hashlib
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
@@ -51,10 +51,12 @@ class HostedSession:
 def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: int, currency: str,
                           return_url: str, customer_name: str = "", customer_email: str = "",
                           customer_phone: str = "", description: str = "", metadata: dict | None = None,
-                          udf: dict | None = None, token: Token | None = None) -> HostedSession:
+                          udf: dict | None = None, token: Token | None = None,
+                          expires_at: datetime | None = None) -> HostedSession:
     """Open a checkout session: a PENDING hosted payment that expires after
     CHECKOUT_SESSION_TTL_SECONDS (the expiry sweep ends it then; payments.services.expiry). With `token`
-    (from tokens.selectors.token_get_usable) the checkout offers that saved card.
+    (from tokens.selectors.token_get_usable) the checkout offers that saved card. `expires_at`
+    replaces the session's lifetime (a payment link lasts up to 30 days).
     Raises ValidationError naming amount when no method the merchant offers takes `amount`
     (gateway.methods), DuplicateTransaction when the merchant already used `merchant_txn_id`
     (in either flow), which the database constraint payment_unique_merchant_txn guarantees."""
@@ -66,7 +68,7 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
         customer_name=customer_name, customer_email=customer_email, customer_phone=customer_phone,
         description=description, metadata=metadata or {}, udf=udf or {},
         client_secret_hash=client_secret_hash(client_secret),
-        expires_at=timezone.now() + timedelta(seconds=settings.CHECKOUT_SESSION_TTL_SECONDS),
+        expires_at=expires_at or timezone.now() + timedelta(seconds=settings.CHECKOUT_SESSION_TTL_SECONDS),
     )
     event = PaymentEvent(payment=payment, kind=PaymentEvent.Kind.STATUS, to_status=S.PENDING,
                          detail={"reason": "checkout session created",
