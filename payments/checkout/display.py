@@ -35,6 +35,19 @@ METHODS = (
 )
 
 
+# Card-network and UPI-app marks (static/checkout/marks/, vendored from simple-icons by
+# scripts/vendor-marks; their provenance and licence are beside them), by method.
+MARKS = {
+    M.CARD: [("visa", "Visa"), ("mastercard", "Mastercard"), ("americanexpress", "American Express"),
+             ("dinersclub", "Diners Club")],
+    M.UPI: [("googlepay", "Google Pay"), ("phonepe", "PhonePe"), ("paytm", "Paytm")],
+}
+
+
+def marks_of(code: str) -> list[dict]:
+    return [{"src": f"checkout/marks/{slug}.svg", "name": name} for slug, name in MARKS.get(code, [])]
+
+
 def format_inr(paise: int) -> str:
     """₹ with Indian digit grouping: 12345678 paise -> '₹1,23,456.78'."""
     whole, fraction = rupees_str(paise).split(".")
@@ -132,7 +145,8 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
     pid = payment.payment_id
     upi_link = upi_link_of(payment)
     offered = offered_methods(payment)
-    methods = [{"code": code.value, "label": label, "hint": hint, "open": code.value == open_method}
+    methods = [{"code": code.value, "label": label, "hint": hint, "open": code.value == open_method,
+                "marks": marks_of(code.value)}
                for code, label, hint in METHODS if code.value in offered]
     context = page_context(
         payment, methods=methods, errors=errors or {}, open_method=open_method,
@@ -146,6 +160,7 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
         save_card_text=card_consent_text(payment.merchant.name),
         test_vpas=UPI_TEST_VPAS,
         rtgs_minimum=format_inr(20_000_000),
+        card_marks=marks_of(M.CARD),
     )
     return render(request, "checkout/page.html", context, status=status)
 

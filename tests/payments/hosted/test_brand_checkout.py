@@ -67,3 +67,23 @@ def test_a_logo_address_with_a_stale_digest_or_another_merchant_is_not_found(cli
     assert client.get(f"/checkout/brand/{shop.code}/{'0' * 16}.png").status_code == 404
     assert client.get(f"/checkout/brand/{other.code}/{digest}.png").status_code == 404
     assert client.get(f"/checkout/brand/{shop.code}/{digest[:8]}.png").status_code == 404
+
+
+@pytest.mark.browser
+def test_in_a_real_browser_the_csp_lets_the_accent_and_logo_through(checkout, start, shop):
+    """Chromium enforces the page's CSP: the nonce'd style must apply and the logo must load,
+    with no violation reported."""
+    set_brand(shop, display_name="Chai Point", accent_color="#0f766e", logo_png=a_logo())
+    violations = []
+    checkout.on("console", lambda message: violations.append(message.text)
+                if "Content Security Policy" in message.text else None)
+    start()
+    checkout.locator("img.brand-logo").wait_for()
+    assert checkout.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--brand').trim()") == "#0f766e"
+    assert checkout.evaluate("document.querySelector('img.brand-logo').naturalWidth") > 0
+    assert checkout.evaluate("[...document.querySelectorAll('.marks img')].every(img => img.naturalWidth > 0)")
+    assert checkout.locator(".topbar .brand").inner_text().strip() == "Chai Point"
+    assert violations == []
+    from tests.payments.hosted.conftest import ARTIFACTS
+
+    checkout.screenshot(path=f"{ARTIFACTS}/checkout-branded-phone.png", full_page=True)
