@@ -31,6 +31,7 @@ from gateway.errors import NotFound, ValidationError
 from gateway.ids import random_string
 from gateway.methods import GATEWAY_MAX_PAISE, GATEWAY_MIN_PAISE
 from gateway.models import Merchant
+from gateway.services import audit_record
 from payments.models import Payment, PaymentLink
 from payments.services.hosted.session import hosted_expire_if_due, hosted_payment_create
 from payments.services.transitions import payment_cancel_unpaid
@@ -106,8 +107,6 @@ def payment_link_create(*, merchant: Merchant, request: LinkRequest, actor) -> P
     record, together or not at all. Raises ValidationError naming the field for an amount
     outside the bounds or that no method the merchant offers takes, a missing description,
     neither phone nor email, a malformed one, or an expiry not within 15 minutes to 30 days."""
-    from gateway.services import audit_record
-
     fields = _checked(request, timezone.now())
     link_id = new_link_id()
     token = secrets.token_urlsafe(24)
@@ -132,8 +131,6 @@ def payment_link_cancel(*, link: PaymentLink, actor) -> Payment:
     the event, the payment.failed webhook and the audit record in one transaction. A link
     whose time is up expires instead. Raises InvalidTransition while the customer is paying
     it (a method in flight) and once it is final (paid, cancelled, expired)."""
-    from gateway.services import audit_record
-
     payment = hosted_expire_if_due(Payment.objects.select_related("merchant").get(pk=link.payment_id))
     if payment.is_final:
         raise InvalidTransition(payment.status, Payment.Status.FAILED)

@@ -126,3 +126,9 @@ def test_the_link_list_shows_each_links_state(as_role, shop):
     a_link(shop)
     page = as_role("support").get("/admin/payments/paymentlink/").content.decode()
     assert "plink_" in page and ">active<" in page
+
+
+def test_the_audit_log_filters_by_the_link_actions(as_role, shop):
+    a_link(shop)
+    page = as_role("support").get("/admin/gateway/auditrecord/?action=payment_link.create").content.decode()
+    assert "payment_link.create" in page and "?action=payment_link.cancel" in page
