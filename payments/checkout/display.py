@@ -66,7 +66,9 @@ def format_inr(paise: int) -> str:
 def time_left(deadline) -> dict:
     seconds = max(0, int((deadline - timezone.now()).total_seconds()))
     minutes = math.ceil(seconds / 60)
-    if seconds >= 2 * 3600:
+    if seconds >= 2 * 86400:  # a payment link lasts up to 30 days
+        text = f"{round(seconds / 86400)} days"
+    elif seconds >= 2 * 3600:
         text = f"{round(seconds / 3600)} hours"
     elif minutes > 1:
         text = f"{minutes} minutes"

@@ -132,3 +132,10 @@ def test_a_customer_pays_a_payment_link_in_a_real_browser(checkout, live_server)
         body = request.json()
         assert body["event"] == "payment.success" and body["merchant_txn_id"] == payment.merchant_txn_id
         assert body["txn_id"] == payment.sabpaisa_txn_id and body["paid_amount"] == 249_950
+
+
+def test_a_link_open_for_days_says_days_left_not_hours(client, shop):
+    link = a_link(shop, expires_at=timezone.now() + timedelta(days=7))
+    client.get(path_of(link))
+    html = client.get(f"/checkout/{link.payment.payment_id}").content.decode()
+    assert "7 days</time>" in html
