@@ -178,6 +178,7 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
                 "webhook_log_url": reverse("admin:webhooks_webhookdelivery_changelist")
                 + f"?event__subject_id={payment.sabpaisa_txn_id}",
                 "status_badge": status_badge(payment.status),
+                "payment_link": PaymentLink.objects.filter(payment=payment).select_related("created_by").first(),
                 "method": self.method(payment),
             })
         return super().change_view(request, object_id, form_url, extra)

@@ -132,3 +132,9 @@ def test_the_audit_log_filters_by_the_link_actions(as_role, shop):
     a_link(shop)
     page = as_role("support").get("/admin/gateway/auditrecord/?action=payment_link.create").content.decode()
     assert "payment_link.create" in page and "?action=payment_link.cancel" in page
+
+
+def test_the_payments_page_says_it_came_from_a_link_and_leads_to_it(as_role, shop):
+    link = a_link(shop)
+    page = as_role("support").get(f"/admin/payments/payment/{link.payment_id}/change/").content.decode()
+    assert f'href="/admin/payments/paymentlink/{link.pk}/change/">active</a>' in page
