@@ -368,9 +368,9 @@ class PaymentLinkAdmin(admin.ModelAdmin):
     def description(self, obj):
         return obj.payment.description
 
-    @admin.display(description="expires")
+    @admin.display(description="expires (IST)", ordering="payment__expires_at")
     def expires(self, obj):
-        return obj.payment.expires_at
+        return f"{timezone.localtime(obj.payment.expires_at):%Y-%m-%d %H:%M}"
 
     @admin.display(description="address to send the customer")
     def address(self, obj):
