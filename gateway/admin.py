@@ -21,6 +21,7 @@ from gateway import methods, roles, services
 from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.errors import GatewayError
 from gateway.models import ApiKey, AuditRecord, Merchant, MerchantBrand
+from gateway.money import rupees_str
 from gateway.urlcheck import validate_webhook_url
 
 CREDENTIAL_KINDS = {"api-key": "API key", "secret-key": "secret key", "webhook-secret": "webhook secret"}
@@ -41,10 +42,10 @@ def _method_fields() -> dict:
             required=False, label=f"{methods.LABELS[code]}: not offered")
         fields[_method_field_name(code, "min")] = forms.IntegerField(
             required=False, min_value=rule.floor, max_value=rule.ceiling, label="from (paise)",
-            help_text=f"at least {rule.floor}")
+            help_text=f"at least {rule.floor} (₹{rupees_str(rule.floor)})")
         fields[_method_field_name(code, "max")] = forms.IntegerField(
             required=False, min_value=rule.floor, max_value=rule.ceiling, label="to (paise)",
-            help_text=f"at most {rule.ceiling}")
+            help_text=f"at most {rule.ceiling} (₹{rupees_str(rule.ceiling)})")
     return fields
 
 
@@ -56,7 +57,7 @@ BrandAndMethodFields = type("BrandAndMethodFields", (forms.Form,), {
     **_method_fields(),
     "display_name": forms.CharField(required=False, max_length=brand_rules.DISPLAY_NAME_MAX,
                                     help_text="The name the checkout shows. Empty: the merchant's name."),
-    "accent_color": forms.CharField(required=False, max_length=7, label="accent colour",
+    "accent_color": forms.CharField(required=False, max_length=7, label="Accent colour",
                                     help_text="#rrggbb, dark enough for white text on it (WCAG AA, 4.5:1). "
                                               "Empty: the checkout's blue."),
     "logo": forms.FileField(required=False, help_text=f"PNG, JPEG or WebP, at most {brand_rules.LOGO_MAX_BYTES // 1024} "
