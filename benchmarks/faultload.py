@@ -95,7 +95,7 @@ def run_order(api: Api, i: int, result: dict) -> None:
                 "udf1": txn, "checksum": api.sign(code, txn, AMOUNT, "INR", now)}
         status, data = api.call("POST", "/api/v2/payments/s2s", "s2s", body,
                                 {"X-Merchant-Id": code, "X-Idempotency-Key": key})
-        if status == 200:
+        if status == 201:
             order["payment_ids"].append(data["paymentId"])
             return data
         if _retryable(status, data):

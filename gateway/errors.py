@@ -2,7 +2,11 @@
 
 Views and services just raise a GatewayError; DRF's exception handler (API views) and
 ApiErrorMiddleware (everything else: 404, 405, 500) turn it into
-``{"success": false, "errorCode", "errorMessage", "traceId"}``.
+``{"success": false, "errorCode", "errorMessage", "traceId", "error": {"code", "message"}}``.
+
+`error` repeats errorCode and errorMessage (issue 17): the official SDK 3.0.0 shows a merchant
+only `error.message`, and 1.0.1 and merchant code written from SabPaisa's docs read
+`error.code`; CONTRACT.md's four fields stay as they were.
 """
 from __future__ import annotations
 
@@ -70,11 +74,14 @@ class ValidationError(GatewayError):
         super().__init__(message, field=field, headers=headers)
 
 
+def envelope_body(code: str, message: str) -> dict:
+    """The one error body, for every error path (the DRF handler, the middleware, /healthz)."""
+    return {"success": False, "errorCode": code, "errorMessage": message, "traceId": current_trace_id(),
+            "error": {"code": code, "message": message}}
+
+
 def envelope(code: str, message: str, status: int, headers=None) -> JsonResponse:
-    response = JsonResponse(
-        {"success": False, "errorCode": code, "errorMessage": message, "traceId": current_trace_id()},
-        status=status,
-    )
+    response = JsonResponse(envelope_body(code, message), status=status)
     for name, value in (headers or {}).items():
         response[name] = value
     return response
@@ -145,8 +152,7 @@ def exception_handler(exc, context):
 
     set_rollback()
     response = Response(
-        {"success": False, "errorCode": error.code, "errorMessage": error.message,
-         "traceId": current_trace_id()},
+        envelope_body(error.code, error.message),
         status=error.http_status,
         headers=error.headers,
     )

@@ -21,11 +21,17 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
         }
 
 
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="the same as errorCode")
+    message = serializers.CharField(help_text="the same as errorMessage")
+
+
 class ErrorEnvelopeSerializer(serializers.Serializer):
     success = serializers.BooleanField(default=False)
     errorCode = serializers.CharField(help_text="e.g. VALIDATION_ERROR, UNAUTHORIZED, RATE_LIMITED")
     errorMessage = serializers.CharField(help_text="for a VALIDATION_ERROR, starts with the field's name")
     traceId = serializers.CharField(help_text="also in the X-Trace-Id header; quote it to support")
+    error = ErrorDetailSerializer(help_text="errorCode and errorMessage again, as SabPaisa's clients read them")
 
 
 _DESCRIPTIONS = {

@@ -13,8 +13,7 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
 from gateway.errors import InternalError, NotFound, ServiceUnavailable, Unauthorized, ValidationError, \
-    bad_request_error, error_response
-from gateway.tracing import current_trace_id
+    bad_request_error, envelope_body, error_response
 
 logger = logging.getLogger("gateway.health")
 
@@ -52,8 +51,7 @@ def healthz(request):
     error = ServiceUnavailable("a dependency of the service is unreachable: "
                                + ", ".join(k for k, v in checks.items() if not v))
     return JsonResponse(
-        {"success": False, "errorCode": error.code, "errorMessage": error.message,
-         "traceId": current_trace_id(), "status": "unavailable", "checks": report},
+        {**envelope_body(error.code, error.message), "status": "unavailable", "checks": report},
         status=503,
     )
 

@@ -22,7 +22,7 @@ from django.http import HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from gateway import roles
 from gateway.console import views as console_views
@@ -47,6 +47,15 @@ STATUS_COLOURS = {
     Payment.Status.SUCCESS: "#2e7d32", Payment.Status.FAILED: "#c62828", Payment.Status.EXPIRED: "#757575",
     Payment.Status.PENDING: "#1565c0", Payment.Status.PROCESSING: "#ef6c00",
 }
+
+
+def _address(address: dict | None):
+    """An address on one line, in the order a courier reads it; "—" when none was sent."""
+    if not address:
+        return "—"
+    parts = [address.get(key) for key in ("name", "line1", "line2", "landmark", "city", "state", "postalCode",
+                                          "country", "phone")]
+    return ", ".join(part for part in parts if part) or "—"
 
 
 def status_badge(status: str):
@@ -90,8 +99,11 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
         ("Customer", {"fields": ("customer_name", "customer_email", "customer_phone", "description")}),
         ("What the bank told us", {"fields": ("bank_rrn", "payer_vpa", "card_network", "card_last4", "card_issuer",
                                               "bank_code", "transfer_reference")}),
+        # The optional order fields of the creation request (payments.api.order_serializers).
+        ("Order", {"fields": ("order_customer_id", "order_billing_address", "order_shipping_address",
+                              "order_line_items", "order_summary")}),
         ("The merchant's own data", {"classes": ("collapse",),
-                                     "fields": ("return_url", "udf", "metadata", "updated_at")}),
+                                     "fields": ("return_url", "webhook_url", "udf", "metadata", "updated_at")}),
     )
 
     def get_readonly_fields(self, request, obj=None):
@@ -142,6 +154,48 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
     @admin.display(description="customer")
     def customer(self, obj):
         return " · ".join(part for part in (obj.customer_email, obj.customer_phone) if part) or "—"
+
+    # the order ----------------------------------------------------------------------------
+    @admin.display(description="customer id")
+    def order_customer_id(self, obj):
+        return obj.order_details.get("customerId") or "—"
+
+    @admin.display(description="billing address")
+    def order_billing_address(self, obj):
+        return _address(obj.order_details.get("billingAddress"))
+
+    @admin.display(description="shipping address")
+    def order_shipping_address(self, obj):
+        if obj.order_details.get("shippingSameAsBilling"):
+            return "same as billing"
+        return _address(obj.order_details.get("shippingAddress"))
+
+    @admin.display(description="line items")
+    def order_line_items(self, obj):
+        items = obj.order_details.get("lineItems") or []
+        if not items:
+            return "—"
+        rows = format_html_join(
+            "", '<tr data-testid="line-item"><td>{}</td><td>{}</td><td>{}</td><td class="nowrap">{}</td>'
+                '<td class="nowrap">{}</td></tr>',
+            ((item["name"], item.get("sku") or "—", item.get("hsnCode") or "—", item["quantity"],
+              money(item["unitPrice"])) for item in items))
+        return format_html('<table><thead><tr><th>item</th><th>SKU</th><th>HSN</th><th>qty</th>'
+                           '<th>unit price</th></tr></thead><tbody>{}</tbody></table>', rows)
+
+    @admin.display(description="order summary")
+    def order_summary(self, obj):
+        summary = obj.order_details.get("orderSummary")
+        if not summary:
+            return "—"
+        labels = (("subtotal", "subtotal"), ("shippingAmount", "shipping"), ("discountAmount", "discount"),
+                  ("taxAmount", "tax"), ("convenienceFee", "convenience fee"), ("totalAmount", "total"))
+        parts = format_html_join(" · ", "{}: {}", ((label, money(summary[key])) for key, label in labels
+                                                   if summary.get(key) is not None))
+        codes = " · ".join(f"{label}: {summary[key]}" for key, label in (("shippingMethod", "shipping method"),
+                                                                         ("discountCode", "discount code"))
+                           if summary.get(key))
+        return format_html("{}{}", parts, f" · {codes}" if codes else "")
 
     # search -------------------------------------------------------------------------------
     def get_search_results(self, request, queryset, search_term):

@@ -69,7 +69,12 @@ class Payment(models.Model):
     description = models.CharField(max_length=500, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     udf = models.JSONField("udf1..udf20", default=dict, blank=True)
+    # The optional order fields as sent (customerId, addresses, lineItems, orderSummary...),
+    # checked by payments.api.order_serializers; shown in the support console.
+    order_details = models.JSONField("order details", default=dict, blank=True)
     return_url = models.URLField(max_length=2000, blank=True)
+    # S2S: where this payment's webhooks go instead of the merchant's address (webhookUrl).
+    webhook_url = models.CharField("webhook address of this payment", max_length=500, blank=True)
 
     # Hosted checkout: the session secret is shown once and kept as a SHA-256 hash.
     client_secret_hash = models.CharField(max_length=64, blank=True)
@@ -218,7 +223,8 @@ class PaymentEvent(models.Model):
 
 
 class IdempotencyRecord(models.Model):
-    """One X-Idempotency-Key of one merchant on S2S payment creation, and the response it got.
+    """One X-Idempotency-Key of one merchant on a creation (S2S payment, hosted session, refund)
+    and the response it got.
 
     The row is committed "in flight" (no response yet, `expires_at` as a short lease) before the
     acquirer is called, with no lock held during the call; concurrent requests with the same key

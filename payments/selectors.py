@@ -18,7 +18,7 @@ def payment_get_for_merchant(*, merchant: Merchant, merchant_txn_id: str) -> Pay
     """The merchant's payment (either flow) with that merchantTxnId. Raises NotFound."""
     payment = Payment.objects.filter(merchant=merchant, merchant_txn_id=merchant_txn_id).first()
     if payment is None:
-        raise NotFound("no payment with that merchantTxnId")
+        raise NotFound(NOT_FOUND_MESSAGE)
     return payment
 
 
@@ -32,6 +32,9 @@ def payment_txn_id_question(*, merchant: Merchant, merchant_txn_id: str) -> sql.
 def payment_txn_id_taken(*, merchant: Merchant, merchant_txn_id: str) -> bool:
     """Whether the merchant has a payment (either flow) with that merchantTxnId."""
     return sql.exists(payment_txn_id_question(merchant=merchant, merchant_txn_id=merchant_txn_id))
+
+
+NOT_FOUND_MESSAGE = "no payment with that merchantTxnId"
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ def payment_get_for_enquiry(*, merchant: Merchant, merchant_txn_id: str) -> Paym
         cursor.execute(_enquiry_sql(), [Refund.Status.PROCESSED, Refund.Status.PENDING, merchant.pk, merchant_txn_id])
         row = cursor.fetchone()
     if row is None:
-        raise NotFound("no payment with that merchantTxnId")
+        raise NotFound(NOT_FOUND_MESSAGE)
     payment = sql.instance(Payment, row[:-2])
     payment.merchant = merchant
     return PaymentForEnquiry(payment, int(row[-2]), int(row[-1]))

@@ -364,8 +364,9 @@ def _transition(refund_pk: int, target: str, *, detail: dict | None, actor_name:
            **(detail or {}))
     payload = refund_webhook_payload(refund, paid_amount=selectors.payment_paid_amount(payment),
                                      refunded_amount=selectors.refunded_amount(payment))
+    # A payment created with its own webhookUrl (S2S) has its refunds' events sent there too.
     event_record(merchant=refund.merchant, event_type=EVENT_TYPES[target], payload=payload,
-                 subject_id=refund.refund_id)
+                 subject_id=refund.refund_id, url=payment.webhook_url)
     return refund
 
 

@@ -62,6 +62,9 @@ class WebhookDelivery(models.Model):
     event = models.ForeignKey(WebhookEvent, on_delete=models.CASCADE, related_name="deliveries")
     # Denormalised from the event for the per-merchant log and its index.
     merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="webhook_deliveries")
+    # Where this delivery goes when its payment named its own address (S2S webhookUrl);
+    # blank: the merchant's webhook address, read at each attempt (`address`).
+    url = models.CharField("address of this delivery", max_length=500, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     # Every attempt ever made, resends included.
     attempts = models.PositiveIntegerField(default=0)
@@ -87,6 +90,11 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"delivery {self.pk} of {self.event_id} ({self.status})"
+
+    @property
+    def address(self) -> str:
+        """Where an attempt goes now: this delivery's own address, else the merchant's."""
+        return self.url or self.merchant.webhook_url
 
     @property
     def in_flight(self) -> bool:

@@ -132,19 +132,24 @@ def _enqueue_on_commit(delivery_id: int, countdown: float | None = None) -> None
     pending.ids.append(delivery_id)
 
 
-def event_record(*, merchant: Merchant, event_type: str, payload: dict, subject_id: str = "") -> WebhookEvent:
-    """Record an event for `merchant` and, when the merchant has a webhook address, a delivery
+def event_record(*, merchant: Merchant, event_type: str, payload: dict, subject_id: str = "",
+                 url: str = "") -> WebhookEvent:
+    """Record an event for `merchant` and, when there is an address to send it to, a delivery
     due now. Call it inside the caller's transaction.atomic(): the event exists exactly when
     the caller's change commits, and the delivery is queued only after that commit.
 
-    `subject_id` is the payment's sabpaisaTxnId or the refund's refundId. Raises ValueError for
-    an empty event type or a payload that is not a JSON object."""
-    return events_record([(merchant, event_type, payload, subject_id)])[0]
+    `subject_id` is the payment's sabpaisaTxnId or the refund's refundId. `url` is the
+    payment's own webhook address (S2S webhookUrl, checked at creation), used instead of the
+    merchant's. Raises ValueError for an empty event type or a payload that is not a JSON
+    object."""
+    return events_record([(merchant, event_type, payload, subject_id)], urls=[url])[0]
 
 
-def events_record(events: list[tuple[Merchant, str, dict, str]]) -> list[WebhookEvent]:
+def events_record(events: list[tuple[Merchant, str, dict, str]], *, urls: list[str] | None = None
+                  ) -> list[WebhookEvent]:
     """event_record for many (merchant, event type, payload, subject id) at once, as the expiry
-    sweep records them: one INSERT for the events and one for their deliveries."""
+    sweep records them: one INSERT for the events and one for their deliveries. `urls`, when
+    given, holds each event's own address (or "") in the same order."""
     rows = []
     for merchant, event_type, payload, subject_id in events:
         if not event_type:
@@ -154,8 +159,8 @@ def events_record(events: list[tuple[Merchant, str, dict, str]]) -> list[Webhook
         body = event_body(payload)
         rows.append(WebhookEvent(merchant=merchant, event_type=event_type, subject_id=subject_id or "",
                                  payload=json.loads(body), body=body))
-    deliveries = [WebhookDelivery(event=event, merchant=event.merchant, next_attempt_at=event.created_at)
-                  for event in rows if event.merchant.webhook_url]
+    deliveries = [WebhookDelivery(event=event, merchant=event.merchant, url=url, next_attempt_at=event.created_at)
+                  for event, url in zip(rows, urls or [""] * len(rows)) if url or event.merchant.webhook_url]
     with transaction.atomic():
         sql.insert_rows(WebhookEvent, rows)
         sql.insert_rows(WebhookDelivery, deliveries)
@@ -199,7 +204,7 @@ def _deliveries_claim(delivery_ids: list[int] | None = None, *, limit: int = BAT
     sql.update_rows(WebhookDelivery, deliveries, ["claim_token", "next_attempt_at", "attempts", "cycle_attempts",
                                                   "last_attempt_at", "updated_at"])
     attempts = WebhookDeliveryAttempt.objects.bulk_create([
-        WebhookDeliveryAttempt(delivery=d, number=d.attempts, url=d.merchant.webhook_url, started_at=now)
+        WebhookDeliveryAttempt(delivery=d, number=d.attempts, url=d.address, started_at=now)
         for d in deliveries])
     return [Claim(d, a, d.claim_token) for d, a in zip(deliveries, attempts)]
 
@@ -361,7 +366,7 @@ def delivery_resend(*, delivery: WebhookDelivery, actor) -> WebhookDelivery:
     delivery = delivery_lock(delivery.pk)
     if delivery.in_flight:
         raise ValidationError("an attempt is in progress; try again in a few seconds", field="delivery")
-    if not delivery.merchant.webhook_url:
+    if not delivery.address:
         raise ValidationError("the merchant has no webhook address", field="webhook_url")
     before = {"status": delivery.status, "attempts": delivery.attempts}
     delivery.status = WebhookDelivery.Status.PENDING

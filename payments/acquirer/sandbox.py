@@ -5,6 +5,8 @@ Test inputs (documented in docs/sandbox.md):
 - UPI VPA failure@sandbox: declined at once.
 - UPI VPA timeout@sandbox: never approved; EXPIRED after SANDBOX_UPI_TIMEOUT_SECONDS or the
   payment's own expiry, whichever comes first.
+- success@upi, failure@upi, timeout@upi (the live SabPaisa staging's test VPAs) are aliases of
+  the three above: a payer giving one is recorded as the @sandbox VPA it stands for.
 - Cards 4111 1111 1111 1111 (Visa), 5555 5555 5555 4444 (Mastercard): 3-D Secure challenge,
   OTP 123456 approves, any other OTP declines. 4000 0000 0000 0002: declined by the issuer.
   Any other card number: declined ("not a sandbox test card").
@@ -36,6 +38,17 @@ UPI_SUCCESS_VPA = "success@sandbox"
 UPI_FAILURE_VPA = "failure@sandbox"
 UPI_TIMEOUT_VPA = "timeout@sandbox"
 UPI_TEST_VPAS = (UPI_SUCCESS_VPA, UPI_FAILURE_VPA, UPI_TIMEOUT_VPA)
+# The live SabPaisa staging's test VPAs, so a merchant's test suite written against it works
+# unchanged (issue 17). Resolved once, where the payer's VPA is read, so everything after (the
+# approval task, the sweeps, the console) sees only the three above.
+UPI_TEST_VPA_ALIASES = {"success@upi": UPI_SUCCESS_VPA, "failure@upi": UPI_FAILURE_VPA,
+                        "timeout@upi": UPI_TIMEOUT_VPA}
+
+
+def sandbox_test_vpa(vpa: str) -> str | None:
+    """The sandbox test VPA `vpa` (lower-cased) is or stands for; None when it is neither."""
+    vpa = UPI_TEST_VPA_ALIASES.get(vpa, vpa)
+    return vpa if vpa in UPI_TEST_VPAS else None
 
 CHALLENGE_CARDS = {"4111111111111111": "Sandbox Bank of India", "5555555555554444": "Sandbox Co-operative Bank"}
 DECLINED_CARD = "4000000000000002"

@@ -16,6 +16,7 @@ from rest_framework import serializers
 
 from gateway.api import RequestSerializer
 from gateway.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
+from payments.api.order_serializers import OrderFieldsSchema
 from payments.payloads import UDF_KEYS
 
 # Bounds of a hosted payment (docs/hosted-checkout.md): the same as S2S, where the interface
@@ -158,26 +159,31 @@ class HostedPaymentCreateSerializer(RequestSerializer):
 
 
 class EnquiryQuerySerializer(serializers.Serializer):
-    """GET /api/v2/payments?merchantId=..&merchantTxnId=.."""
+    """GET /api/v2/payments?merchantId=..&merchantTxnId=..[&spTxnId=..]"""
 
     merchantId = StrictCharField(max_length=50)
     merchantTxnId = StrictCharField(max_length=100)
+    spTxnId = StrictCharField(max_length=100, required=False,
+                              help_text="optional: the payment's sabpaisaTxnId; another payment's is NOT_FOUND")
 
 
 class EnquiryBodySerializer(serializers.Serializer):
     """POST /api/v2/payments/enquiry: the interface names the merchant `clientCode`, the
-    official SDK `merchantId`; either (or both, equal) is accepted. `checksum` and `timestamp`
-    are verified by the view when present."""
+    official SDK 3.0.0 `merchantId`; either (or both, equal) is accepted, and with neither the
+    view takes X-Merchant-Id (SDK 1.0.1). `spTxnId` (1.0.1) must be the payment's sabpaisaTxnId.
+    `checksum` and `timestamp` are verified by the view when present."""
 
     clientCode = StrictCharField(max_length=50, required=False)
     merchantId = StrictCharField(max_length=50, required=False)
     merchantTxnId = StrictCharField(max_length=100)
+    spTxnId = StrictCharField(max_length=100, required=False)
     checksum = ChecksumField(required=False)
 
     def validate(self, attrs):
         codes = {attrs.get("clientCode"), attrs.get("merchantId")} - {None}
         if not codes:
-            raise serializers.ValidationError({"clientCode": "clientCode (or merchantId) is required"})
+            raise serializers.ValidationError(
+                {"clientCode": "clientCode (or merchantId, or the X-Merchant-Id header) is required"})
         if len(codes) > 1:
             raise serializers.ValidationError({"clientCode": "clientCode and merchantId name different merchants"})
         attrs["merchant_code"] = codes.pop()
@@ -186,12 +192,13 @@ class EnquiryBodySerializer(serializers.Serializer):
 
 # --- for the OpenAPI document only ---------------------------------------------------------------
 
-class HostedPaymentRequestSchema(HostedPaymentCreateSerializer):
+class HostedPaymentRequestSchema(HostedPaymentCreateSerializer, OrderFieldsSchema):
     timestamp = serializers.IntegerField(help_text="Unix seconds; at most 5 minutes old. Missing or in the "
                                                    "future: INVALID_TIMESTAMP; older: REQUEST_EXPIRED.")
 
 
 class HostedSessionResponseSchema(serializers.Serializer):
+    success = serializers.BooleanField(help_text="true")
     status = serializers.CharField(help_text="PENDING")
     sabpaisaTxnId = serializers.CharField()
     paymentId = serializers.CharField()
@@ -199,19 +206,36 @@ class HostedSessionResponseSchema(serializers.Serializer):
                                                  "checkoutUrl?clientSecret=<clientSecret>.")
     clientSecret = serializers.CharField(help_text="URL-safe; returned only here, stored only as a hash.")
     expiresAt = serializers.DateTimeField(help_text="ISO 8601, UTC; CHECKOUT_SESSION_TTL_SECONDS after creation.")
+    merchantTxnId = serializers.CharField(help_text="echoes the request")
+    amount = serializers.IntegerField(help_text="paise")
+    currency = serializers.CharField()
+    message = serializers.CharField()
+    traceId = serializers.CharField(help_text="of the request that created the session (a replay repeats it)")
 
 
 class TransactionSchema(serializers.Serializer):
+    success = serializers.BooleanField(help_text="true")
     sabpaisaTxnId = serializers.CharField()
+    txnId = serializers.CharField(help_text="the same as sabpaisaTxnId (SabPaisa's name)")
+    paymentId = serializers.CharField()
+    merchantId = serializers.CharField()
     merchantTxnId = serializers.CharField()
     status = serializers.CharField(help_text="SUCCESS, FAILED, PENDING or EXPIRED (PROCESSING reads PENDING)")
     amount = serializers.IntegerField(help_text="paise")
+    currency = serializers.CharField()
     paidAmount = serializers.FloatField(help_text="RUPEES (the one field in rupees); 0 when unpaid")
     paymentMode = serializers.CharField(allow_null=True, help_text="UPI, CARD, NB, WALLET, NEFT, RTGS, CHALLAN; "
                                                                    "null before a method is chosen")
     customerName = serializers.CharField()
     customerEmail = serializers.CharField()
+    customerMobile = serializers.CharField(allow_null=True, help_text="customerPhone as sent; null when not sent")
     bankRrn = serializers.CharField(allow_null=True, help_text="bank reference; set on SUCCESS")
+    bankTxnId = serializers.CharField(allow_null=True, help_text="the same as bankRrn (SabPaisa's name)")
+    initiatedAt = serializers.DateTimeField(help_text="creation, UTC")
+    completedAt = serializers.DateTimeField(allow_null=True, help_text="when the status became final, UTC")
+    refundedAmount = serializers.IntegerField(help_text="paise refunded (processed)")
+    refundPendingAmount = serializers.IntegerField(help_text="paise of refunds accepted, not yet processed")
+    traceId = serializers.CharField()
 
 
 class EnquiryBodyResponseSchema(TransactionSchema):

@@ -2,14 +2,13 @@
 each validates, checks signatures through gateway.signing, then calls one service."""
 from __future__ import annotations
 
-from datetime import timezone as dt_timezone
-
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from gateway.api import GatewayAPIView, validated
 from gateway.auth import ensure_same_merchant
-from gateway.errors import ValidationError
+from gateway.crypto import constant_time_equals
+from gateway.errors import InvalidSignature, NotFound, ValidationError
 from gateway.schema import error_responses
 from gateway.signing import verify_checksum, verify_timestamp
 from payments.api.hosted_serializers import (
@@ -22,9 +21,12 @@ from payments.api.hosted_serializers import (
     HostedSessionResponseSchema,
     TransactionSchema,
 )
-from payments.selectors import payment_get_for_enquiry
+from payments.api.order_serializers import order_details_validate
+from payments.selectors import NOT_FOUND_MESSAGE, PaymentForEnquiry, payment_get_for_enquiry
 from payments.services.enquiry import enquiry_body_form, enquiry_transaction
-from payments.services.hosted import hosted_payment_create
+from payments.services.hosted.creation import hosted_payment_submit
+from payments.services.idempotency import HEADER as IDEMPOTENCY_HEADER
+from payments.services.idempotency import idempotency_key_clean
 from tokens.selectors import token_get_usable
 
 
@@ -43,10 +45,6 @@ def _ensure_claimed_merchant(request, data: dict, *names: str) -> None:
             ensure_same_merchant(request.user, data[name])
 
 
-def _iso_utc(value) -> str:
-    return value.astimezone(dt_timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 class HostedPaymentsView(GatewayAPIView):
     """POST: create a checkout session. GET: enquiry by merchantId and merchantTxnId."""
 
@@ -54,14 +52,20 @@ class HostedPaymentsView(GatewayAPIView):
         operation_id="hosted_payment_create", request=HostedPaymentRequestSchema,
         responses={200: HostedSessionResponseSchema, **error_responses(400, 401, 403, 429)},
         parameters=[OpenApiParameter("X-Merchant-Id", str, OpenApiParameter.HEADER, required=False,
-                                     description="Optional; must be the API key's merchant when sent.")],
+                                     description="Optional; must be the API key's merchant when sent."),
+                    OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
+                                     description="Same key and body: the original response again (as S2S). "
+                                                 "Kept 24 hours.")],
         description="Open a hosted checkout session (docs/hosted-checkout.md). Amounts are integer paise.",
     )
     def post(self, request):
         merchant = request.user
+        # The key's form first, as on S2S: a bad header is refused whatever the body says.
+        key = idempotency_key_clean(request.headers.get(IDEMPOTENCY_HEADER))
         data = _json_object(request)
         _ensure_claimed_merchant(request, data, "merchantId")
         fields = validated(HostedPaymentCreateSerializer, data)
+        order_details = order_details_validate(data)
         ensure_same_merchant(merchant, fields["merchantId"])
         timestamp = verify_timestamp(data.get("timestamp"))
         verify_checksum(merchant.secret_key, fields["checksum"], fields["merchantId"], fields["merchantTxnId"],
@@ -70,27 +74,24 @@ class HostedPaymentsView(GatewayAPIView):
         if fields.get("tokenId") is not None:
             # The tokenisation beta (docs/tokens.md): the merchant's own live token, in staging only.
             token = token_get_usable(merchant=merchant, token_id=fields["tokenId"])
-        session = hosted_payment_create(
-            merchant=merchant, merchant_txn_id=fields["merchantTxnId"], amount=fields["amount"],
-            currency=fields["currency"], return_url=fields["returnUrl"],
-            customer_name=fields.get("customerName", ""), customer_email=fields.get("customerEmail", ""),
-            customer_phone=fields.get("customerPhone", ""), description=fields.get("description", ""),
-            metadata=fields["metadata"], udf=fields["udf"], token=token,
+        create = dict(
+            merchant_txn_id=fields["merchantTxnId"], amount=fields["amount"], currency=fields["currency"],
+            return_url=fields["returnUrl"], customer_name=fields.get("customerName", ""),
+            customer_email=fields.get("customerEmail", ""), customer_phone=fields.get("customerPhone", ""),
+            description=fields.get("description", ""), metadata=fields["metadata"], udf=fields["udf"],
+            order_details=order_details,
         )
-        payment = session.payment
-        return Response({
-            "status": payment.status,
-            "sabpaisaTxnId": payment.sabpaisa_txn_id,
-            "paymentId": payment.payment_id,
-            "checkoutUrl": session.checkout_url,
-            "clientSecret": session.client_secret,
-            "expiresAt": _iso_utc(payment.expires_at),
-        })
+        outcome = hosted_payment_submit(merchant=merchant, create=create, body=data, token=token,
+                                        idempotency_key=key)
+        headers = {"Idempotent-Replayed": "true"} if outcome.replayed else None
+        return Response(outcome.body, status=outcome.status, headers=headers)
 
     @extend_schema(
         operation_id="payment_enquiry", responses={200: TransactionSchema, **error_responses(400, 401, 404, 429)},
         parameters=[OpenApiParameter("merchantId", str, required=True),
-                    OpenApiParameter("merchantTxnId", str, required=True)],
+                    OpenApiParameter("merchantTxnId", str, required=True),
+                    OpenApiParameter("spTxnId", str, required=False,
+                                     description="the payment's sabpaisaTxnId; another's is NOT_FOUND")],
         description="Enquiry by merchantTxnId, payments of both flows. amount is paise, paidAmount rupees.",
     )
     def get(self, request):
@@ -98,30 +99,64 @@ class HostedPaymentsView(GatewayAPIView):
         _ensure_claimed_merchant(request, query, "merchantId")
         fields = validated(EnquiryQuerySerializer, query)
         ensure_same_merchant(request.user, fields["merchantId"])
-        found = payment_get_for_enquiry(merchant=request.user, merchant_txn_id=fields["merchantTxnId"])
+        found = _enquiry_find(request.user, fields)
         return Response(enquiry_transaction(found.payment, refunded=found.refunded_amount,
                                             refund_pending=found.refund_pending_amount))
 
 
 class PaymentEnquiryView(GatewayAPIView):
-    """POST /api/v2/payments/enquiry: {clientCode or merchantId, merchantTxnId}, optionally
-    signed with checksum + timestamp over merchantId|merchantTxnId|0|INR|timestamp."""
+    """POST /api/v2/payments/enquiry: {clientCode or merchantId (else X-Merchant-Id),
+    merchantTxnId, spTxnId?}, optionally signed with checksum + timestamp over
+    merchantId|merchantTxnId|0|INR|timestamp or over the payment's real amount and currency."""
 
     @extend_schema(
         operation_id="payment_enquiry_body", request=EnquiryBodyRequestSchema,
         responses={200: EnquiryBodyResponseSchema, **error_responses(400, 401, 404, 429)},
-        description="Enquiry, body form: clientCode or merchantId; checksum and timestamp verified when "
-                    "present (merchantId|merchantTxnId|0|INR|timestamp).",
+        description="Enquiry, body form: clientCode or merchantId (with neither, X-Merchant-Id); checksum and "
+                    "timestamp verified when present (merchantId|merchantTxnId|0|INR|timestamp, or with the "
+                    "payment's real amount and currency).",
     )
     def post(self, request):
         data = _json_object(request)
         _ensure_claimed_merchant(request, data, "clientCode", "merchantId")
+        header_code = request.headers.get("X-Merchant-Id")
+        if header_code is not None and "clientCode" not in data and "merchantId" not in data:
+            # SDK 1.0.1 names the merchant only in the header (authentication matched it to the key).
+            data = {**data, "clientCode": header_code}
         fields = validated(EnquiryBodySerializer, data)
         ensure_same_merchant(request.user, fields["merchant_code"])
+        found = None
         if "checksum" in data or "timestamp" in data:
-            timestamp = verify_timestamp(data.get("timestamp"))
-            verify_checksum(request.user.secret_key, fields.get("checksum"), fields["merchant_code"],
-                            fields["merchantTxnId"], 0, "INR", timestamp)
-        found = payment_get_for_enquiry(merchant=request.user, merchant_txn_id=fields["merchantTxnId"])
+            found = _enquiry_checksum_verify(request.user, fields, verify_timestamp(data.get("timestamp")))
+        found = found or _enquiry_find(request.user, fields)
         return Response(enquiry_body_form(found.payment, refunded=found.refunded_amount,
                                           refund_pending=found.refund_pending_amount))
+
+
+def _enquiry_find(merchant, fields: dict) -> PaymentForEnquiry:
+    """The merchant's payment with that merchantTxnId. An spTxnId naming another payment (or
+    none) is NOT_FOUND with the message of an absent one: the two ids must name one payment."""
+    found = payment_get_for_enquiry(merchant=merchant, merchant_txn_id=fields["merchantTxnId"])
+    sp_txn_id = fields.get("spTxnId")
+    if sp_txn_id is not None and not constant_time_equals(sp_txn_id, found.payment.sabpaisa_txn_id):
+        raise NotFound(NOT_FOUND_MESSAGE)
+    return found
+
+
+def _enquiry_checksum_verify(merchant, fields: dict, timestamp: int) -> PaymentForEnquiry | None:
+    """Accept a checksum over merchantId|merchantTxnId|0|INR|timestamp (the SDK 3.0.0's) or over
+    the payment's real amount and currency (what some merchant code signs, issue 17). The
+    first needs no lookup; the second needs the payment, which is returned. Raises
+    InvalidSignature when neither matches, or when there is no payment to match (never
+    NOT_FOUND: a request that fails its signature learns nothing about the payment)."""
+    code, txn, given = fields["merchant_code"], fields["merchantTxnId"], fields.get("checksum")
+    try:
+        verify_checksum(merchant.secret_key, given, code, txn, 0, "INR", timestamp)
+        return None
+    except InvalidSignature:
+        try:
+            found = _enquiry_find(merchant, fields)
+        except NotFound:
+            raise InvalidSignature() from None
+    verify_checksum(merchant.secret_key, given, code, txn, found.payment.amount, found.payment.currency, timestamp)
+    return found

@@ -17,12 +17,14 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import EmailValidator
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from gateway.api import RequestSerializer, validated
 from gateway.errors import ValidationError
 from gateway.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
+from gateway.urlcheck import validate_webhook_url
+from payments.api.order_serializers import OrderFieldsSchema, order_details_validate
 from payments.payloads import UDF_KEYS
 
 AMOUNT_MIN = 100
@@ -39,6 +41,7 @@ METADATA_KEY_MAX = 40
 METADATA_VALUE_MAX = 500
 UPI_EXPIRY_MIN, UPI_EXPIRY_MAX, UPI_EXPIRY_DEFAULT = 1, 60, 5
 PAYMENT_MODES = ("UPI_QR", "UPI_INTENT")
+WEBHOOK_URL_MAX = 500  # the merchant's own webhook address's limit
 
 _MERCHANT_TXN_ID = re.compile(r"^[A-Za-z0-9_-]+$")
 _PHONE = re.compile(r"^\+?[0-9 ()-]+$")
@@ -196,6 +199,15 @@ for _key in UDF_KEYS:
         required=False, allow_null=True, allow_blank=True, allow_line_breaks=True, max_length=UDF_MAX)
 
 
+@extend_schema_serializer(component_name="S2SPaymentRequest")  # the document's name before the order fields
+class S2SPaymentRequestSchema(S2SPaymentRequestSerializer, OrderFieldsSchema):
+    """For the API schema only: the request with the order fields and webhookUrl."""
+
+    webhookUrl = serializers.CharField(required=False, max_length=WEBHOOK_URL_MAX,
+                                       help_text="where this payment's webhooks go instead of the merchant's "
+                                                 "address; checked as the merchant's address is")
+
+
 class S2SPaymentResponseSerializer(serializers.Serializer):
     """The success body, for the API schema only (payments.services.s2s.s2s_response builds it)."""
 
@@ -235,4 +247,20 @@ def s2s_request_validate(body) -> dict:
         field, message = _first_error(exc.detail)
         raise ValidationError(message, field=field or "body") from None
     data["upiExpiryMinutes"] = data.get("upiExpiryMinutes") or UPI_EXPIRY_DEFAULT
+    data["order_details"] = order_details_validate(body)
+    data["webhookUrl"] = _webhook_url(body.get("webhookUrl"))
     return data
+
+
+def _webhook_url(value) -> str:
+    """webhookUrl, checked as the merchant's own webhook address is (gateway.urlcheck): "" when
+    not sent (null or empty mean not sent)."""
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str):
+        raise ValidationError("must be a string", field="webhookUrl")
+    if len(value) > WEBHOOK_URL_MAX:
+        raise ValidationError(f"must be at most {WEBHOOK_URL_MAX} characters", field="webhookUrl")
+    if CONTROL.search(value) or not is_unicode(value):
+        raise ValidationError("must not contain control characters", field="webhookUrl")
+    return validate_webhook_url(value, field="webhookUrl")

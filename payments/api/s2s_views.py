@@ -10,7 +10,7 @@ from gateway.auth import IsMerchant
 from gateway.errors import S2SNotEnabled, ValidationError
 from gateway.schema import error_responses
 from payments.api.s2s_serializers import (
-    S2SPaymentRequestSerializer,
+    S2SPaymentRequestSchema,
     S2SPaymentResponseSerializer,
     s2s_request_validate,
 )
@@ -35,13 +35,13 @@ class S2SPaymentCreateView(GatewayAPIView):
 
     @extend_schema(
         operation_id="s2s_payment_create",
-        request=S2SPaymentRequestSerializer,
+        request=S2SPaymentRequestSchema,
         parameters=[
             OpenApiParameter("X-Merchant-Id", str, OpenApiParameter.HEADER, required=True),
             OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
                              description="Same key and body: the original response again. Kept 24 hours."),
         ],
-        responses={200: S2SPaymentResponseSerializer, **error_responses(400, 401, 403, 429)},
+        responses={201: S2SPaymentResponseSerializer, **error_responses(400, 401, 403, 429)},
         description="Create a UPI QR or intent payment. Amounts are integer paise.",
     )
     def post(self, request):

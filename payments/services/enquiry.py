@@ -2,10 +2,20 @@
 
 Units: `amount` and `amountPaise` are integer paise; `paidAmount` is a number of RUPEES, the one
 place the interface puts rupees in a JSON field (STYLE.md), converted by gateway.money.
+
+Beside the interface's Transaction, both forms carry what SabPaisa's own enquiry answers with
+and its clients read (issue 17; docs/upstream-compat.md): `success`, `txnId` (the same as
+sabpaisaTxnId: merchant code fulfils an order only when it is present), `paymentId`,
+`merchantId`, `currency`, `customerMobile`, `initiatedAt`, `completedAt`, `bankTxnId` (the
+bank's reference, the same as bankRrn) and `traceId`.
 """
 from __future__ import annotations
 
+from datetime import datetime
+from datetime import timezone as dt_timezone
+
 from gateway.money import rupees_number
+from gateway.tracing import current_trace_id
 from payments.models import Payment
 from refunds.selectors import refund_pending_amount, refunded_amount
 
@@ -21,23 +31,41 @@ def enquiry_payment_mode(payment: Payment) -> str | None:
 
 
 def enquiry_transaction(payment: Payment, *, refunded: int | None = None, refund_pending: int | None = None) -> dict:
-    """The interface's Transaction (GET /api/v2/payments), plus bankRrn and the refunded
-    amounts (read here unless the caller has them, from payments.selectors.payment_get_for_enquiry).
-    PROCESSING reads PENDING: the interface's enquiry enum has no PROCESSING."""
+    """The interface's Transaction (GET /api/v2/payments), plus bankRrn, the refunded amounts
+    (read here unless the caller has them, from payments.selectors.payment_get_for_enquiry) and
+    SabPaisa's fields (the module docstring). PROCESSING reads PENDING: the interface's enquiry
+    enum has no PROCESSING."""
     return {
+        "success": True,
         "sabpaisaTxnId": payment.sabpaisa_txn_id,
+        "txnId": payment.sabpaisa_txn_id,
+        "paymentId": payment.payment_id,
+        "merchantId": payment.merchant.code,
         "merchantTxnId": payment.merchant_txn_id,
         "status": str(payment.enquiry_status),
         "amount": payment.amount,
+        "currency": payment.currency,
         "paidAmount": rupees_number(payment.paid_amount or 0),
         "paymentMode": enquiry_payment_mode(payment),
         "customerName": payment.customer_name,
         "customerEmail": payment.customer_email,
+        "customerMobile": payment.customer_phone or None,
         "bankRrn": payment.bank_rrn or None,
+        "bankTxnId": payment.bank_rrn or None,
+        "initiatedAt": _iso(payment.created_at),
+        "completedAt": _iso(payment.completed_at),
         # Paise. Refunded = PROCESSED by the bank; pending = accepted, not yet processed.
         "refundedAmount": refunded_amount(payment) if refunded is None else refunded,
         "refundPendingAmount": refund_pending_amount(payment) if refund_pending is None else refund_pending,
+        "traceId": current_trace_id(),
     }
+
+
+def _iso(value: datetime | None) -> str | None:
+    """UTC, ISO 8601 with milliseconds and Z, or None."""
+    if value is None:
+        return None
+    return value.astimezone(dt_timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def enquiry_body_form(payment: Payment, *, refunded: int | None = None, refund_pending: int | None = None) -> dict:

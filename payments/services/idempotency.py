@@ -1,4 +1,5 @@
-"""X-Idempotency-Key on S2S payment creation and refund creation (docs/s2s.md, Idempotency).
+"""X-Idempotency-Key on S2S payment creation, hosted session creation and refund creation
+(docs/s2s.md, Idempotency).
 
 - The same key with the same body answers with the response the first request got, byte for
   byte in its JSON, and creates nothing. "The same body" is every field of the JSON body but

@@ -57,6 +57,9 @@ from payments.services.upi import upi_link
 logger = logging.getLogger("payments.s2s")
 
 UNIQUE_MERCHANT_TXN = "payment_unique_merchant_txn"
+# 201 Created (interface.md names no code; the live API answers 201 and merchant code checks for
+# it): the stored response of an idempotency key carries it, so a replay repeats it.
+CREATED = 201
 CREATED_MESSAGE = "Payment created; show the QR or open the intent link. The final status arrives by webhook."
 
 
@@ -86,13 +89,13 @@ def s2s_payment_submit(*, merchant: Merchant, data: dict, body: dict,
         # The response is known before the insert (the ids are ours), so the payment, its
         # events and the stored response go to the database as one statement.
         response = s2s_response(registration.payment)
-        if not s2s_payment_record(registration, claim=claim(200, response)):
+        if not s2s_payment_record(registration, claim=claim(CREATED, response)):
             return None
-        return 200, response
+        return CREATED, response
 
     if idempotency_key is None:
         payment = s2s_payment_create(merchant=merchant, data=data)
-        return IdempotentOutcome(200, s2s_response(payment), replayed=False)
+        return IdempotentOutcome(CREATED, s2s_response(payment), replayed=False)
     # Step 7 is asked as the key is taken; the acquirer is called in `prepare`, with the key's
     # record in flight but not locked.
     return idempotency_run(merchant=merchant, key=idempotency_key, fingerprint=request_fingerprint(body),
@@ -139,6 +142,8 @@ def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
         description=data.get("description") or "",
         metadata=data.get("metadata") or {},
         udf={key: data[key] for key in UDF_KEYS if data.get(key) is not None},
+        order_details=data.get("order_details") or {},
+        webhook_url=data.get("webhookUrl") or "",
         expires_at=now + timedelta(minutes=data["upiExpiryMinutes"]),
     )
     return Registration(payment, _register(payment))

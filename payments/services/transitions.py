@@ -40,7 +40,7 @@ def _transition(payment_id: int, target: str, *, detail: dict | None = None, gua
         from webhooks.services import event_record
 
         event_record(merchant=payment.merchant, event_type=EVENT_TYPES[target],
-                     payload=webhook_payload(payment), subject_id=payment.sabpaisa_txn_id)
+                     payload=webhook_payload(payment), subject_id=payment.sabpaisa_txn_id, url=payment.webhook_url)
     return payment
 
 
@@ -128,7 +128,8 @@ def payments_expire_batch(*, now: datetime, limit: int) -> int:
     sql.insert_rows(PaymentEvent, events)
     from webhooks.services import events_record
 
-    events_record([(p.merchant, EVENT_TYPES[S.EXPIRED], webhook_payload(p), p.sabpaisa_txn_id) for p in payments])
+    events_record([(p.merchant, EVENT_TYPES[S.EXPIRED], webhook_payload(p), p.sabpaisa_txn_id) for p in payments],
+                  urls=[p.webhook_url for p in payments])
     return len(payments)
 
 

@@ -158,11 +158,13 @@ def _clean_vpa(payer_vpa) -> str:
         raise ValidationError("is not a VPA (name@provider)", field="payerVpa")
     acquirer = get_acquirer()
     if acquirer.name == "sandbox":
-        from payments.acquirer.sandbox import UPI_TEST_VPAS
+        from payments.acquirer.sandbox import UPI_TEST_VPA_ALIASES, UPI_TEST_VPAS, sandbox_test_vpa
 
-        if vpa not in UPI_TEST_VPAS:
-            raise ValidationError(f"{vpa} is not a sandbox test VPA (use one of {', '.join(UPI_TEST_VPAS)})",
-                                  field="payerVpa")
+        test_vpa = sandbox_test_vpa(vpa)
+        if test_vpa is None:
+            known = ", ".join((*UPI_TEST_VPAS, *UPI_TEST_VPA_ALIASES))
+            raise ValidationError(f"{vpa} is not a sandbox test VPA (use one of {known})", field="payerVpa")
+        return test_vpa
     return vpa
 
 

@@ -146,3 +146,30 @@ def test_the_page_costs_the_same_number_of_queries_however_long_the_story(as_rol
         html = page_of(client, payment)
     assert html.count("PENDING → PROCESSED") == 4
     assert len(four_refunds) == len(one_refund), [q["sql"][:120] for q in four_refunds.captured_queries]
+
+
+def test_the_order_the_merchant_sent_is_on_the_page_escaped(as_role, db):
+    """issue 17: the optional order fields are shown, not dropped."""
+    payment = make_payment(make_merchant(), status=Payment.Status.PENDING)
+    Payment.objects.filter(pk=payment.pk).update(order_details={
+        "customerId": "CUST-42",
+        "billingAddress": {"name": "Asha Rao", "line1": "12 MG Road", "city": "Bengaluru", "postalCode": "560001"},
+        "shippingSameAsBilling": True,
+        "lineItems": [{"name": "<b>Masala chai</b>", "sku": "CHAI-250", "hsnCode": "0902", "quantity": 3,
+                       "unitPrice": 45000},
+                      {"name": "Kettle", "quantity": 1, "unitPrice": 14900}],
+        "orderSummary": {"subtotal": 149900, "taxAmount": 0, "totalAmount": 149900, "discountCode": "DIWALI"},
+    })
+    html = page_of(as_role("support"), payment)
+    assert "CUST-42" in html and "Asha Rao, 12 MG Road, Bengaluru, 560001" in html
+    assert "same as billing" in html
+    assert html.count('data-testid="line-item"') == 2
+    assert "&lt;b&gt;Masala chai&lt;/b&gt;" in html and "<b>Masala chai</b>" not in html
+    assert "₹450.00 (45000 paise)" in html and "total: ₹1,499.00 (149900 paise)" in html
+    assert "discount code: DIWALI" in html
+
+
+def test_a_payment_without_an_order_shows_dashes(as_role, db):
+    payment = make_payment(make_merchant(), status=Payment.Status.PENDING)
+    html = page_of(as_role("support"), payment)
+    assert "Line items" in html and 'data-testid="line-item"' not in html

@@ -12,7 +12,9 @@ def assert_envelope(response, status, code):
     assert response.status_code == status, response.content
     assert response["Content-Type"].startswith("application/json")
     body = response.json()
-    assert set(body) == {"success", "errorCode", "errorMessage", "traceId"}
+    assert set(body) == {"success", "errorCode", "errorMessage", "traceId", "error"}
+    # issue 17: SabPaisa's clients read error.code and error.message (the 3.0.0 SDK only the latter).
+    assert body["error"] == {"code": body["errorCode"], "message": body["errorMessage"]}
     assert body["success"] is False
     assert body["errorCode"] == code
     assert body["errorMessage"]

@@ -36,6 +36,7 @@ def test_healthz_is_503_when_the_broker_is_unreachable(client, monkeypatch, json
     # An error response, so it is in the envelope as well.
     assert body["success"] is False and body["errorCode"] == "SERVICE_UNAVAILABLE"
     assert body["traceId"] == response["X-Trace-Id"]
+    assert body["error"] == {"code": "SERVICE_UNAVAILABLE", "message": body["errorMessage"]}
     text, lines = json_log()
     assert any("broker unreachable" in line["message"] and line["traceId"] == body["traceId"] for line in lines)
 

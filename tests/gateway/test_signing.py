@@ -175,7 +175,7 @@ def _assert_error(response, code, status=400):
     assert response.status_code == status, response.content
     body = response.json()
     assert body == {"success": False, "errorCode": code, "errorMessage": body["errorMessage"],
-                    "traceId": response["X-Trace-Id"]}
+                    "traceId": response["X-Trace-Id"], "error": {"code": code, "message": body["errorMessage"]}}
     return body
 
 

@@ -23,7 +23,8 @@ def test_a_session_created_with_the_merchants_token_is_linked_to_it(api, shop, t
     response = create(api, shop, tokenId=created["tokenId"])
     assert response.status_code == 200, response.content
     assert set(response.json()) == {"status", "sabpaisaTxnId", "paymentId", "checkoutUrl", "clientSecret",
-                                    "expiresAt"}
+                                    "expiresAt", "success", "merchantTxnId", "amount", "currency", "message",
+                                    "traceId"}  # SabPaisa's fields beside the interface's (issue 17)
     payment = Payment.objects.get(payment_id=response.json()["paymentId"])
     assert TokenPayment.objects.get(payment=payment).token.token_id == created["tokenId"]
     assert payment.events.get(to_status="PENDING").detail["tokenId"] == created["tokenId"]

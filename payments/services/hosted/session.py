@@ -51,8 +51,8 @@ class HostedSession:
 def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: int, currency: str,
                           return_url: str, customer_name: str = "", customer_email: str = "",
                           customer_phone: str = "", description: str = "", metadata: dict | None = None,
-                          udf: dict | None = None, token: Token | None = None,
-                          expires_at: datetime | None = None) -> HostedSession:
+                          udf: dict | None = None, order_details: dict | None = None,
+                          token: Token | None = None, expires_at: datetime | None = None) -> HostedSession:
     """Open a checkout session: a PENDING hosted payment that expires after
     CHECKOUT_SESSION_TTL_SECONDS (the expiry sweep ends it then; payments.services.expiry). With `token`
     (from tokens.selectors.token_get_usable) the checkout offers that saved card. `expires_at`
@@ -66,7 +66,7 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
         merchant=merchant, flow=Payment.Flow.HOSTED, status=S.PENDING,
         merchant_txn_id=merchant_txn_id, amount=amount, currency=currency, return_url=return_url,
         customer_name=customer_name, customer_email=customer_email, customer_phone=customer_phone,
-        description=description, metadata=metadata or {}, udf=udf or {},
+        description=description, metadata=metadata or {}, udf=udf or {}, order_details=order_details or {},
         client_secret_hash=client_secret_hash(client_secret),
         expires_at=expires_at or timezone.now() + timedelta(seconds=settings.CHECKOUT_SESSION_TTL_SECONDS),
     )

@@ -29,7 +29,7 @@ def assert_error(response, status, code, field=None):
     return body
 
 
-def test_valid_request_opens_a_pending_session_and_answers_exactly_the_interface_fields(api, shop, settings):
+def test_valid_request_opens_a_pending_session_and_answers_the_interface_fields_and_sabpaisas(api, shop, settings):
     settings.GATEWAY_PUBLIC_URL = "https://pay.example.in"
     body = session_body(shop, udf1="cart-7", udf20="z", metadata={"orderRef": "A1", "gift": True})
     before = datetime.now().astimezone()
@@ -37,8 +37,12 @@ def test_valid_request_opens_a_pending_session_and_answers_exactly_the_interface
 
     assert response.status_code == 200, response.content
     data = response.json()
-    assert set(data) == {"status", "sabpaisaTxnId", "paymentId", "checkoutUrl", "clientSecret", "expiresAt"}
+    # The interface's six fields, and beside them what SabPaisa's clients read (issue 17).
+    assert set(data) == {"status", "sabpaisaTxnId", "paymentId", "checkoutUrl", "clientSecret", "expiresAt",
+                         "success", "merchantTxnId", "amount", "currency", "message", "traceId"}
     payment = Payment.objects.get(payment_id=data["paymentId"])
+    assert data["success"] is True and data["traceId"] == response["X-Trace-Id"] and data["message"]
+    assert (data["merchantTxnId"], data["amount"], data["currency"]) == (body["merchantTxnId"], 149900, "INR")
     assert data["status"] == "PENDING" == payment.status
     assert data["sabpaisaTxnId"] == payment.sabpaisa_txn_id
     assert data["checkoutUrl"] == f"https://pay.example.in/checkout/{payment.payment_id}"

@@ -2,6 +2,8 @@
 flow's payments, and never another merchant's."""
 from __future__ import annotations
 
+from datetime import timezone as dt_timezone
+
 import pytest
 from django.utils import timezone
 
@@ -41,6 +43,7 @@ def test_get_form_returns_the_transaction_with_paise_amount_and_rupee_paid_amoun
     payment = paid(make_payment(merchant))
     response = get(api, merchant, merchantTxnId="ORD-1")
     assert response.status_code == 200
+    payment.refresh_from_db()
     assert response.json() == {
         "sabpaisaTxnId": payment.sabpaisa_txn_id,
         "merchantTxnId": "ORD-1",
@@ -53,6 +56,19 @@ def test_get_form_returns_the_transaction_with_paise_amount_and_rupee_paid_amoun
         "bankRrn": "123456789012",
         "refundedAmount": 0,       # paise
         "refundPendingAmount": 0,  # paise
+        # SabPaisa's own enquiry fields beside the interface's (issue 17).
+        "success": True,
+        "txnId": payment.sabpaisa_txn_id,
+        "paymentId": payment.payment_id,
+        "merchantId": merchant.code,
+        "currency": "INR",
+        "customerMobile": None,
+        "bankTxnId": "123456789012",
+        "initiatedAt": payment.created_at.astimezone(dt_timezone.utc).isoformat(timespec="milliseconds")
+                                                                       .replace("+00:00", "Z"),
+        "completedAt": payment.completed_at.astimezone(dt_timezone.utc).isoformat(timespec="milliseconds")
+                                                                         .replace("+00:00", "Z"),
+        "traceId": response["X-Trace-Id"],
     }
 
 
@@ -170,3 +186,74 @@ def test_post_form_needs_a_merchant_code_and_the_two_names_must_agree(api, merch
     assert response.status_code == 200
     response = post(api, merchant, {"clientCode": merchant.code, "merchantTxnId": 7})
     assert response.status_code == 400 and response.json()["errorMessage"].startswith("merchantTxnId")
+
+
+# --- SabPaisa's enquiry requests (issue 17) ------------------------------------------------------
+
+def test_both_forms_carry_sabpaisas_fields_for_an_open_payment(api, merchant):
+    payment = make_payment(merchant, customer_phone="9876543210")
+    for response in (get(api, merchant, merchantTxnId="ORD-1"),
+                     post(api, merchant, {"clientCode": merchant.code, "merchantTxnId": "ORD-1"})):
+        data = response.json()
+        assert data["success"] is True and data["txnId"] == payment.sabpaisa_txn_id
+        assert (data["customerMobile"], data["completedAt"], data["bankTxnId"]) == ("9876543210", None, None)
+        assert data["initiatedAt"].endswith("Z") and data["traceId"] == response["X-Trace-Id"]
+
+
+def test_sp_txn_id_naming_the_same_payment_is_answered(api, merchant):
+    payment = make_payment(merchant)
+    body = {"clientCode": merchant.code, "merchantTxnId": "ORD-1", "spTxnId": payment.sabpaisa_txn_id}
+    assert post(api, merchant, body).json()["txnId"] == payment.sabpaisa_txn_id
+    assert get(api, merchant, merchantTxnId="ORD-1", spTxnId=payment.sabpaisa_txn_id).status_code == 200
+
+
+def test_sp_txn_id_naming_another_payment_is_not_found_as_if_absent(api, merchant):
+    make_payment(merchant)
+    other = make_payment(merchant, merchant_txn_id="ORD-2")
+    absent = post(api, merchant, {"clientCode": merchant.code, "merchantTxnId": "NOPE"}).json()
+    for response in (post(api, merchant, {"clientCode": merchant.code, "merchantTxnId": "ORD-1",
+                                          "spTxnId": other.sabpaisa_txn_id}),
+                     post(api, merchant, {"clientCode": merchant.code, "merchantTxnId": "ORD-1", "spTxnId": "SPX"}),
+                     get(api, merchant, merchantTxnId="ORD-1", spTxnId=other.sabpaisa_txn_id)):
+        assert response.status_code == 404
+        assert (response.json()["errorCode"], response.json()["errorMessage"]) == ("NOT_FOUND", absent["errorMessage"])
+
+
+def test_sp_txn_id_must_be_a_string(api, merchant):
+    make_payment(merchant)
+    response = post(api, merchant, {"clientCode": merchant.code, "merchantTxnId": "ORD-1", "spTxnId": 5})
+    assert response.status_code == 400 and response.json()["errorMessage"].startswith("spTxnId")
+
+
+def test_the_merchant_comes_from_x_merchant_id_when_the_body_names_none(api, merchant, other_merchant):
+    make_payment(merchant)
+    response = api.post(POST_URL, {"merchantTxnId": "ORD-1"}, format="json", **merchant.headers)
+    assert response.status_code == 200 and response.json()["merchantId"] == merchant.code
+    # The header must still be the key's merchant.
+    response = api.post(POST_URL, {"merchantTxnId": "ORD-1"}, format="json", HTTP_X_API_KEY=merchant.api_key,
+                        HTTP_X_MERCHANT_ID=other_merchant.code)
+    assert response.status_code == 401
+
+
+def test_a_checksum_over_the_real_amount_and_currency_is_accepted_too(api, merchant):
+    make_payment(merchant)
+    ts = now()
+    body = {"merchantId": merchant.code, "merchantTxnId": "ORD-1", "timestamp": ts,
+            "checksum": merchant.checksum(merchant.code, "ORD-1", 199900, "INR", ts)}
+    assert post(api, merchant, body).json()["status"] == "PENDING"
+
+
+@pytest.mark.parametrize("amount", [199901, 0.5, "199900.00"])
+def test_a_checksum_over_another_amount_is_invalid_signature(api, merchant, amount):
+    make_payment(merchant)
+    ts = now()
+    body = {"merchantId": merchant.code, "merchantTxnId": "ORD-1", "timestamp": ts,
+            "checksum": merchant.checksum(merchant.code, "ORD-1", amount, "INR", ts)}
+    assert post(api, merchant, body).json()["errorCode"] == "INVALID_SIGNATURE"
+
+
+def test_a_bad_checksum_for_a_missing_payment_is_invalid_signature_not_not_found(api, merchant):
+    ts = now()
+    body = {"merchantId": merchant.code, "merchantTxnId": "NOPE", "timestamp": ts,
+            "checksum": merchant.checksum(merchant.code, "NOPE", 199900, "INR", ts)}
+    assert post(api, merchant, body).json()["errorCode"] == "INVALID_SIGNATURE"

@@ -72,6 +72,8 @@ def test_sdk_sees_failures_as_failures(sdk, merchant_site, monkeypatch):
     assert created["success"] is True
     again = sdk.create_payment("ORD2", 10, "Asha", "asha@example.com", "9876543210", merchant_site.url("/r"))
     assert again["success"] is False and again["http_code"] == 400  # DUPLICATE_TRANSACTION
+    # The SDK shows a merchant only the envelope's error.message (issue 17), not "HTTP Error 400".
+    assert again["error"] == f"merchantTxnId {created['merchant_txn_id']!r} has already been used"
     assert sdk.enquiry("TXNnopeT1")["http_code"] == 404
     sdk.secret_key = "gws_wrong"
     rejected = sdk.create_payment("ORD3", 10, "Asha", "asha@example.com", "9876543210", merchant_site.url("/r"))

@@ -47,7 +47,7 @@ def test_a_valid_qr_request_creates_a_processing_upi_payment(s2s_merchant, post)
     body = signed_body(s2s_merchant, paymentMode="UPI_QR", udf1="order-42", udf20="z", description="Masala chai x2",
                        metadata={"cart": "c-9", "items": 2})
     response = post(s2s_merchant, body)
-    assert response.status_code == 200
+    assert response.status_code == 201
     data = response.json()
     payment = Payment.objects.get()
     assert data == {
@@ -133,7 +133,7 @@ def test_creation_queues_nothing_and_the_sweep_expires_the_payment_after_its_dea
 
 def test_a_reused_merchant_txn_id_is_duplicate_transaction(s2s_merchant, post):
     body = signed_body(s2s_merchant)
-    assert post(s2s_merchant, body).status_code == 200
+    assert post(s2s_merchant, body).status_code == 201
     again = signed_body(s2s_merchant, merchantTxnId=body["merchantTxnId"], amount=999)
     assert_error(post(s2s_merchant, again), "DUPLICATE_TRANSACTION")
     assert Payment.objects.count() == 1
@@ -146,8 +146,8 @@ def test_a_merchant_txn_id_of_a_hosted_payment_is_duplicate_too(s2s_merchant, po
 
 
 def test_two_merchants_may_use_the_same_merchant_txn_id(s2s_merchant, other_merchant, post):
-    assert post(s2s_merchant, signed_body(s2s_merchant, merchantTxnId="SAME")).status_code == 200
-    assert post(other_merchant, signed_body(other_merchant, merchantTxnId="SAME")).status_code == 200
+    assert post(s2s_merchant, signed_body(s2s_merchant, merchantTxnId="SAME")).status_code == 201
+    assert post(other_merchant, signed_body(other_merchant, merchantTxnId="SAME")).status_code == 201
 
 
 @pytest.mark.parametrize(("amount", "code"), [
@@ -166,7 +166,7 @@ def test_a_retry_after_payment_failed_with_the_same_merchant_txn_id_is_decided_a
     assert_error(post(s2s_merchant, failed, key="first"), "PAYMENT_FAILED")
     # The merchantTxnId was not used up: with a startable amount it goes through.
     response = post(s2s_merchant, signed_body(s2s_merchant, amount=100000, merchantTxnId="RETRY-1"), key="first")
-    assert response.status_code == 200
+    assert response.status_code == 201
     assert Payment.objects.get().merchant_txn_id == "RETRY-1"
 
 
@@ -179,4 +179,4 @@ def test_the_checksum_base_is_merchant_txn_amount_currency_timestamp(s2s_merchan
     body["checksum"] = hmac.new(s2s_merchant.secret_key.encode(), base.encode(), hashlib.sha256).hexdigest()
     assert body["checksum"] == compute_checksum(s2s_merchant.secret_key, body["merchantId"], body["merchantTxnId"],
                                                 body["amount"], "INR", body["timestamp"])
-    assert post(s2s_merchant, body).status_code == 200
+    assert post(s2s_merchant, body).status_code == 201

@@ -44,7 +44,7 @@ def shop(transactional_db, receiver, settings):
 def create(api, tm, **overrides) -> dict:
     body = signed_body(tm, udf1="cart-77", udf20="last", **overrides)
     response = api.post("/api/v2/payments/s2s", body, format="json", **tm.headers)
-    assert response.status_code == 200, response.json()
+    assert response.status_code == 201, response.json()
     return response.json()
 
 

@@ -30,7 +30,7 @@ def test_the_same_key_and_body_returns_the_original_response_and_creates_nothing
     body = signed_body(s2s_merchant)
     first = post(s2s_merchant, body, key="order-1")
     second = post(s2s_merchant, body, key="order-1")
-    assert first.status_code == second.status_code == 200
+    assert first.status_code == second.status_code == 201
     assert second.json() == first.json()  # traceId included: it is the original response
     assert second["Idempotent-Replayed"] == "true"
     assert "Idempotent-Replayed" not in first
@@ -58,7 +58,7 @@ def test_key_order_and_whitespace_do_not_make_another_body(s2s_merchant, post):
                                     {"metadata": {"a": 1}}, {"paymentMode": "UPI_INTENT"}])
 def test_the_same_key_with_another_body_is_idempotency_mismatch(s2s_merchant, post, change):
     body = signed_body(s2s_merchant)
-    assert post(s2s_merchant, body, key="k").status_code == 200
+    assert post(s2s_merchant, body, key="k").status_code == 201
     assert_error(post(s2s_merchant, resign(s2s_merchant, body, **change), key="k"), "IDEMPOTENCY_MISMATCH")
     assert Payment.objects.count() == 1
 
@@ -82,12 +82,12 @@ def test_another_key_with_the_same_merchant_txn_id_is_duplicate_transaction(s2s_
     post(s2s_merchant, body, key="k1")
     assert_error(post(s2s_merchant, body, key="k2"), "DUPLICATE_TRANSACTION")
     # Not remembered: the key is free for another request.
-    assert post(s2s_merchant, signed_body(s2s_merchant), key="k2").status_code == 200
+    assert post(s2s_merchant, signed_body(s2s_merchant), key="k2").status_code == 201
 
 
 def test_keys_belong_to_one_merchant(s2s_merchant, other_merchant, post):
-    assert post(s2s_merchant, signed_body(s2s_merchant), key="shared").status_code == 200
-    assert post(other_merchant, signed_body(other_merchant), key="shared").status_code == 200
+    assert post(s2s_merchant, signed_body(s2s_merchant), key="shared").status_code == 201
+    assert post(other_merchant, signed_body(other_merchant), key="shared").status_code == 201
     assert Payment.objects.count() == 2
 
 
@@ -96,7 +96,7 @@ def test_a_refused_request_does_not_use_up_its_key(s2s_merchant, post):
     assert_error(post(s2s_merchant, bad, key="k"), "VALIDATION_ERROR")
     assert_error(post(s2s_merchant, signed_body(s2s_merchant, timestamp=now() - 999), key="k"), "REQUEST_EXPIRED")
     assert not IdempotencyRecord.objects.exists()
-    assert post(s2s_merchant, signed_body(s2s_merchant), key="k").status_code == 200
+    assert post(s2s_merchant, signed_body(s2s_merchant), key="k").status_code == 201
 
 
 def test_records_are_kept_24_hours_and_then_deleted(s2s_merchant, post):
@@ -128,7 +128,7 @@ def test_a_record_past_its_time_but_not_yet_deleted_counts_as_absent(s2s_merchan
     post(s2s_merchant, signed_body(s2s_merchant), key="k")
     IdempotencyRecord.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     other = post(s2s_merchant, signed_body(s2s_merchant), key="k")
-    assert other.status_code == 200
+    assert other.status_code == 201
     assert Payment.objects.count() == 2
     assert IdempotencyRecord.objects.get().expires_at > timezone.now() + timedelta(hours=23)
 
@@ -139,7 +139,7 @@ def test_a_record_left_by_a_request_that_died_is_run_again(s2s_merchant, post):
     body = signed_body(s2s_merchant)
     IdempotencyRecord.objects.create(merchant=s2s_merchant.merchant, key="k", fingerprint=request_fingerprint(body),
                                      expires_at=timezone.now() + IDEMPOTENCY_TTL)
-    assert post(s2s_merchant, body, key="k").status_code == 200
+    assert post(s2s_merchant, body, key="k").status_code == 201
     assert Payment.objects.count() == 1
 
 
@@ -188,7 +188,7 @@ def live_merchant(transactional_db):
 def test_twenty_concurrent_requests_with_one_key_create_one_payment_and_all_succeed(live_server, live_merchant):
     body = signed_body(live_merchant)
     results = _send_all(live_server, live_merchant, [(body, "same-key")] * 20)
-    assert [status for status, *_ in results] == [200] * 20
+    assert [status for status, *_ in results] == [201] * 20
     assert len({data["paymentId"] for _, data, *_ in results}) == 1
     assert len({json.dumps(data, sort_keys=True) for _, data, *_ in results}) == 1  # byte-for-byte one response
     assert Counter(replayed for *_, replayed in results) == {"true": 19, None: 1}
@@ -202,7 +202,7 @@ def test_twenty_concurrent_requests_with_one_merchant_txn_id_create_one_payment(
     results = _send_all(live_server, live_merchant, [(body, f"key-{i}" if with_keys else None) for i in range(20)])
     codes = Counter(data.get("errorCode", "OK") for _, data, *_ in results)
     assert codes == {"OK": 1, "DUPLICATE_TRANSACTION": 19}
-    assert {status for status, *_ in results} == {200, 400}
+    assert {status for status, *_ in results} == {201, 400}
     assert Payment.objects.count() == 1
     assert IdempotencyRecord.objects.count() == (1 if with_keys else 0)  # the 19 gave their keys back
 
@@ -213,7 +213,7 @@ def test_concurrent_requests_with_one_key_and_different_bodies_create_one_paymen
     payment = Payment.objects.get()
     for (status, data, *_), body in zip(results, bodies):
         if body["merchantTxnId"] == payment.merchant_txn_id:
-            assert (status, data["paymentId"]) == (200, payment.payment_id)
+            assert (status, data["paymentId"]) == (201, payment.payment_id)
         else:
             assert data["errorCode"] == "IDEMPOTENCY_MISMATCH"
 
@@ -235,7 +235,7 @@ def test_requests_with_one_key_wait_for_a_slow_first_one_and_answer_with_its_res
     monkeypatch.setattr(SandboxAcquirer, "upi_register", slow_register)
     body = signed_body(live_merchant)
     results = _send_all(live_server, live_merchant, [(body, "slow-key")] * 20)
-    assert [status for status, *_ in results] == [200] * 20
+    assert [status for status, *_ in results] == [201] * 20
     assert len({data["paymentId"] for _, data, *_ in results}) == 1
     assert calls == [body["merchantTxnId"]]
     assert Payment.objects.count() == 1

@@ -61,7 +61,7 @@ def test_no_transaction_or_row_lock_is_open_while_the_acquirer_registers_a_keyed
     response = api.post(URL, json.dumps(signed_body(tm)), content_type="application/json",
                         HTTP_X_IDEMPOTENCY_KEY="watched-key", **tm.headers)
 
-    assert response.status_code == 200, response.json()
+    assert response.status_code == 201, response.json()
     assert seen == [{"in_atomic_block": False, "lockable": True, "in_flight": True, "idle_in_transaction": 0}]
     record = IdempotencyRecord.objects.get()
     assert record.response_body == response.json() and record.payment == Payment.objects.get()
@@ -84,7 +84,7 @@ def test_a_request_that_died_in_flight_is_taken_over_once_its_lease_has_run_out(
                                      expires_at=timezone.now() - timedelta(seconds=1))
     response = api.post(URL, json.dumps(body), content_type="application/json", HTTP_X_IDEMPOTENCY_KEY="died",
                         **tm.headers)
-    assert response.status_code == 200
+    assert response.status_code == 201
     assert IdempotencyRecord.objects.get().payment == Payment.objects.get()
 
 
@@ -96,7 +96,7 @@ def test_a_taken_merchant_txn_id_is_refused_before_the_acquirer_however_the_key_
     first = signed_body(tm)
     post = lambda body, key: api.post(URL, json.dumps(body), content_type="application/json",  # noqa: E731
                                       HTTP_X_IDEMPOTENCY_KEY=key, **tm.headers)
-    assert post(first, "first").status_code == 200
+    assert post(first, "first").status_code == 201
     calls = []
     original = SandboxAcquirer.upi_register
     monkeypatch.setattr(SandboxAcquirer, "upi_register", lambda self, **kw: calls.append(1) or original(self, **kw))
@@ -123,13 +123,13 @@ def test_a_request_whose_lease_was_taken_over_answers_with_the_response_that_was
             IdempotencyRecord.objects.update(expires_at=timezone.now() - timedelta(seconds=1))  # lease over
             overtaking = api.post(URL, json.dumps(body), content_type="application/json",
                                   HTTP_X_IDEMPOTENCY_KEY="overtaken", **tm.headers)
-            assert overtaking.status_code == 200
+            assert overtaking.status_code == 201
         return register(self, payment=payment)
 
     monkeypatch.setattr(SandboxAcquirer, "upi_register", slow_then_overtaken)
     response = api.post(URL, json.dumps(body), content_type="application/json", HTTP_X_IDEMPOTENCY_KEY="overtaken",
                         **tm.headers)
-    assert response.status_code == 200 and response["Idempotent-Replayed"] == "true"
+    assert response.status_code == 201 and response["Idempotent-Replayed"] == "true"
     assert response.json()["paymentId"] == Payment.objects.get().payment_id
     assert len(calls) == 2
 
@@ -149,7 +149,7 @@ def test_a_request_whose_lease_went_to_another_body_writes_nothing_and_is_servic
             IdempotencyRecord.objects.update(expires_at=timezone.now() - timedelta(seconds=1))  # lease over
             overtaking = api.post(URL, json.dumps(other_body), content_type="application/json",
                                   HTTP_X_IDEMPOTENCY_KEY="shared", **tm.headers)
-            assert overtaking.status_code == 200
+            assert overtaking.status_code == 201
         return register(self, payment=payment)
 
     monkeypatch.setattr(SandboxAcquirer, "upi_register", slow_then_overtaken)
@@ -209,7 +209,7 @@ def test_requests_waiting_on_a_slow_acquirer_hold_no_lock_and_all_answer_with_th
         thread.join(65)
 
     assert all(results), "a request got no answer"
-    assert {status for status, *_ in results} == {200}
+    assert {status for status, *_ in results} == {201}
     assert len({data["paymentId"] for _, data, _ in results}) == 1
     assert Counter(replayed for *_, replayed in results) == {"true": 19, None: 1}
     assert seen == [{"lockable": True, "in_flight": True, "idle_in_transaction": 0}]

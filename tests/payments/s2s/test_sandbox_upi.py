@@ -21,7 +21,7 @@ def created(s2s_merchant, post):
 
     def make(**overrides) -> dict:
         response = post(s2s_merchant, signed_body(s2s_merchant, **overrides))
-        assert response.status_code == 200, response.json()
+        assert response.status_code == 201, response.json()
         return response.json()
 
     return make
@@ -153,3 +153,25 @@ def test_every_route_under_sandbox_of_every_app_is_not_found_in_production(db, s
         response = client.get(path)
         assert (path, response.status_code) == (path, 404)
         assert_error(response, "NOT_FOUND", status=404)
+
+
+# --- the live SabPaisa staging's test VPAs (issue 17) ----------------------------------------
+
+@pytest.mark.parametrize("alias, canonical, status", [
+    ("success@upi", "success@sandbox", "PROCESSING"),
+    ("FAILURE@UPI", "failure@sandbox", "FAILED"),
+    ("timeout@upi", "timeout@sandbox", "PROCESSING"),
+])
+def test_the_live_stagings_upi_vpas_are_aliases_of_ours(api, created, alias, canonical, status):
+    data = created()
+    response = pay(api, data["upiQrString"], alias)
+    assert response.status_code == 202, response.json()
+    assert (response.json()["status"], response.json()["payerVpa"]) == (status, canonical)
+    payment = Payment.objects.get(payment_id=data["paymentId"])
+    # Recorded as the VPA it stands for, so the approval task and the sweeps treat it the same.
+    assert (payment.status, payment.payer_vpa) == (status, canonical)
+
+
+def test_another_upi_handle_is_still_not_a_test_vpa(api, created):
+    body = assert_error(pay(api, created()["upiQrString"], "rich@upi"), "VALIDATION_ERROR", field="payerVpa")
+    assert "success@upi" in body["errorMessage"]

@@ -27,7 +27,7 @@ def s2s_payment(s2s_merchant, post):
     def make(**overrides) -> Payment:
         overrides.setdefault("udf1", "order-42")
         response = post(s2s_merchant, signed_body(s2s_merchant, **overrides))
-        assert response.status_code == 200, response.json()
+        assert response.status_code == 201, response.json()
         return Payment.objects.get(payment_id=response.json()["paymentId"])
 
     return make

@@ -28,7 +28,7 @@ def cut_off(s2s_merchant, post):
     commits it) and no answer recorded, `ago` before now."""
     def make(vpa: str, ago: timedelta = STATUS_QUERY_AFTER + timedelta(seconds=1)) -> Payment:
         response = post(s2s_merchant, signed_body(s2s_merchant))
-        assert response.status_code == 200, response.json()
+        assert response.status_code == 201, response.json()
         payment = Payment.objects.get(payment_id=response.json()["paymentId"])
         Payment.objects.filter(pk=payment.pk).update(payer_vpa=vpa, updated_at=timezone.now() - ago)
         return payment

@@ -25,7 +25,7 @@ def email_of_length(n: int) -> str:
     return address
 
 
-OK, BAD = 200, 400
+OK, BAD = 201, 400
 
 BOUNDARIES = [
     ("amount", 99, BAD), ("amount", 100, OK), ("amount", 100_000_000, OK), ("amount", 100_000_001, BAD),
@@ -56,7 +56,7 @@ BOUNDARIES = [
 def test_each_limit_at_its_boundary_and_one_past_it(s2s_merchant, post, field, value, status):
     response = post(s2s_merchant, signed_body(s2s_merchant, **{field: value}))
     if status == OK:
-        assert response.status_code == 200, response.json()
+        assert response.status_code == 201, response.json()
         assert response.json()["success"] is True
     else:
         assert_error(response, "VALIDATION_ERROR", field=field.split(".")[0])
@@ -65,7 +65,7 @@ def test_each_limit_at_its_boundary_and_one_past_it(s2s_merchant, post, field, v
 
 def test_merchant_id_of_50_characters_is_accepted_and_51_is_a_validation_error(db, post):
     tm = make_merchant(code="M" * 50)
-    assert post(tm, signed_body(tm)).status_code == 200
+    assert post(tm, signed_body(tm)).status_code == 201
     assert_error(post(tm, signed_body(tm, merchantId="M" * 51)), "VALIDATION_ERROR", field="merchantId")
 
 
@@ -107,7 +107,7 @@ def test_the_first_failing_field_in_the_interfaces_order_is_the_one_named(s2s_me
 
 def test_optional_fields_may_be_null(s2s_merchant, post):
     body = signed_body(s2s_merchant, description=None, upiExpiryMinutes=None, metadata=None, udf3=None)
-    assert post(s2s_merchant, body).status_code == 200
+    assert post(s2s_merchant, body).status_code == 201
 
 
 @pytest.mark.parametrize(("raw", "content_type", "field"), [
@@ -187,7 +187,7 @@ def test_a_timestamp_older_than_five_minutes_is_request_expired(s2s_merchant, po
 
 
 def test_a_timestamp_just_inside_five_minutes_is_accepted(s2s_merchant, post):
-    assert post(s2s_merchant, signed_body(s2s_merchant, timestamp=now() - 290)).status_code == 200
+    assert post(s2s_merchant, signed_body(s2s_merchant, timestamp=now() - 290)).status_code == 201
 
 
 def test_a_checksum_over_other_values_is_invalid_signature(s2s_merchant, post):
@@ -235,4 +235,4 @@ def test_values_no_database_can_store_are_validation_errors_not_500s(s2s_merchan
 
 def test_an_unknown_field_carrying_a_lone_surrogate_is_ignored(s2s_merchant, post):
     raw = json.dumps(signed_body(s2s_merchant))[:-1] + ', "note": "\\ud800"}'
-    assert post(s2s_merchant, None, raw=raw.encode(), key="k").status_code == 200
+    assert post(s2s_merchant, None, raw=raw.encode(), key="k").status_code == 201
