@@ -15,7 +15,7 @@ app.autodiscover_tasks()
 
 # The file-system broker of the quick start needs its folders before the first message.
 _options = app.conf.broker_transport_options or {}
-for _key in ("data_folder_in", "processed_folder"):
+for _key in ("data_folder_in", "processed_folder", "control_folder"):
     if _options.get(_key):
         Path(_options[_key]).mkdir(parents=True, exist_ok=True)
 

@@ -17,10 +17,10 @@ def rupees_number(paise: int) -> float:
     return float(paise_to_rupees(paise))
 
 
-def rupees_to_paise(rupees: Decimal) -> int:
-    """Decimal('123.45') -> 12345, for amounts people type in rupees (the console). Raises
-    ValueError for a fraction of a paisa rather than rounding money silently."""
+def rupees_to_paise(rupees) -> int:
+    """Decimal('100') -> 10000, for amounts people type in rupees (the console's refund and
+    payment-link forms). Raises ValueError for a fraction of a paisa; never through a float."""
     paise = Decimal(rupees) * 100
     if paise != paise.to_integral_value():
-        raise ValueError("an amount in rupees has at most two decimals")
+        raise ValueError("more than two decimal places")
     return int(paise)

@@ -156,6 +156,24 @@ def merchant_update(*, merchant: Merchant, actor, before: dict, brand: BrandChan
 
 
 @transaction.atomic
+def merchant_set_webhook_url(*, merchant: Merchant, url: str, actor=None) -> Merchant:
+    """Point the merchant's webhooks at `url` ("" stops them), audited as the console's edit
+    is. Raises ValidationError naming webhookUrl for an address the console would refuse."""
+    if len(url) > Merchant._meta.get_field("webhook_url").max_length:
+        raise ValidationError("must be at most 500 characters", field="webhookUrl")
+    if url:
+        validate_webhook_url(url, field="webhookUrl")
+    # Two edits at once would both audit the same "before"; the second waits for the first.
+    merchant = Merchant.objects.select_for_update().get(pk=merchant.pk)
+    before = merchant_snapshot(merchant)
+    merchant.webhook_url = url
+    merchant.save(update_fields=["webhook_url", "updated_at"])
+    audit_record(actor=actor, action="merchant.update", obj=merchant, merchant=merchant,
+                 before=before, after=merchant_snapshot(merchant))
+    return merchant
+
+
+@transaction.atomic
 def merchant_rotate_api_key(*, merchant: Merchant, grace_seconds: int = 0, actor=None) -> str:
     """Issue a new API key. Existing keys stay valid for `grace_seconds` (0: revoked now)."""
     if grace_seconds < 0:

@@ -1,7 +1,7 @@
 """Settings, read from the environment exactly as CONTRACT.md names them.
 
 Every variable has an embedded default so that `scripts/quickstart` runs with nothing but
-Python: SQLite under var/, a local-memory cache and a file-system Celery broker. Production
+Python: SQLite under var/ (GATEWAY_VAR_DIR), a local-memory cache and a file-system Celery broker. Production
 (GATEWAY_ENV=production) refuses the development defaults for secrets.
 """
 from pathlib import Path
@@ -12,10 +12,13 @@ from csp.constants import NONCE
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+# The quick start's local state: the SQLite file, the file-system broker's folders, beat's
+# schedule, collected static files. Ignored by git; another folder keeps two runs apart.
+VAR_DIR = Path(env.str("GATEWAY_VAR_DIR", default=str(BASE_DIR / "var"))).resolve()
 
 DEV_SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production-0123456789"
 # A Fernet key (urlsafe base64 of 32 bytes) for development only.
@@ -131,6 +134,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     else:
         DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The quick start's web process and Celery worker write to one file at once. SQLite's
+    # defaults answer that with "database is locked": a transaction that began by reading
+    # cannot upgrade to a write lock while another process writes, and waits for nothing.
+    # IMMEDIATE transactions take the write lock up front (Django 5.1+), so a writer waits in
+    # line instead of failing; WAL lets readers go on beside the one writer; the busy timeout
+    # is how long a writer waits for its turn before giving up.
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
+    DATABASES["default"]["OPTIONS"].setdefault("timeout", 20)
+    DATABASES["default"]["OPTIONS"].setdefault(
+        "init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 FORMS_URLFIELD_ASSUME_HTTPS = True
 
@@ -155,6 +170,9 @@ else:
         "data_folder_in": _broker_dir,
         "data_folder_out": _broker_dir,
         "processed_folder": str(VAR_DIR / "celery" / "processed"),
+        # Broadcasts (worker control, ping) keep their exchange tables here; kombu's default is
+        # a `control/` folder in whatever directory the process was started from.
+        "control_folder": str(VAR_DIR / "celery" / "control"),
         "store_processed": False,
     }
 CELERY_TASK_IGNORE_RESULT = True

@@ -28,7 +28,7 @@ from gateway import roles
 from gateway.console import views as console_views
 from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.console.search import matched_by, payment_search
-from gateway.console.display import method_label, money, rupees
+from gateway.console.display import method_label, money, rupees, short_time
 from gateway.console.story import payment_story
 from gateway.errors import GatewayError
 from gateway.models import Merchant
@@ -74,10 +74,30 @@ class MethodFilter(admin.SimpleListFilter):
         return queryset.filter(payment_mode=self.value()) if self.value() else queryset
 
 
+# The narrowing bar above a search's results (docs/console.md): the same parameters as the
+# filters beside the list, so the two always agree.
+NARROW_PARAMS = ("status__exact", MethodFilter.parameter_name, "created_at_from", "created_at_to")
+
+
+def narrow_context(request) -> dict:
+    """What the bar needs: the choices (from the model, never spelled here), what is chosen,
+    and every other parameter of the page (the search term, a merchant filter) to keep."""
+    return {
+        "statuses": Payment.Status.choices,
+        "methods": [(mode, method_label(mode)) for mode in Payment.Mode.values],
+        "chosen": {name.split("__")[0]: request.GET.get(name, "") for name in NARROW_PARAMS},
+        "keep": sorted((key, value) for key, value in request.GET.items()
+                       if key not in NARROW_PARAMS and key != "p"),
+    }
+
+
 @admin.register(Payment)
 class PaymentAdmin(FastListMixin, admin.ModelAdmin):
-    list_display = ("sabpaisa_txn_id", "merchant_code", "merchant_txn_id", "status_display", "method",
-                    "amount_short", "customer", "created_at")
+    # Chosen for a 1,366-pixel screen (docs/console.md): what support reads on a call, the
+    # customer, amount, status and time, never behind sideways scrolling; the merchant and its
+    # order number share one column.
+    list_display = ("sabpaisa_txn_id", "order", "customer", "amount_short", "status_display", "method",
+                    "created_time")
     list_display_links = ("sabpaisa_txn_id",)
     list_filter = (("merchant", admin.RelatedFieldListFilter), "status", MethodFilter, "flow",
                    ("created_at", DayRangeFilter))
@@ -88,7 +108,7 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
                         "(any format), a refund's bank reference or a webhook event id (evt_…). Exact values, "
                         "not parts of them.")
     ordering = ("-created_at", "-id")
-    sortable_by = ("created_at",)
+    sortable_by = ("created_time",)
     list_select_related = ("merchant",)
     change_form_template = "admin/payments/payment/change_form.html"
     change_list_template = "admin/payments/payment/change_list.html"
@@ -122,10 +142,6 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
         return False
 
     # columns ------------------------------------------------------------------------------
-    @admin.display(description="merchant", ordering="merchant__code")
-    def merchant_code(self, obj):
-        return obj.merchant.code
-
     @admin.display(description="status")
     def status_display(self, obj):
         return status_badge(obj.status)
@@ -153,7 +169,19 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
 
     @admin.display(description="customer")
     def customer(self, obj):
-        return " · ".join(part for part in (obj.customer_email, obj.customer_phone) if part) or "—"
+        contact = [part for part in (obj.customer_phone, obj.customer_email) if part]
+        if not obj.customer_name and not contact:
+            return "—"
+        return format_html('{}<br><span class="console-muted">{}</span>', obj.customer_name or "",
+                           " · ".join(contact))
+
+    @admin.display(description="merchant · order")
+    def order(self, obj):
+        return format_html('{}<br><span class="console-muted">{}</span>', obj.merchant.code, obj.merchant_txn_id)
+
+    @admin.display(description="created (IST)", ordering="created_at")
+    def created_time(self, obj):
+        return format_html('<span class="nowrap">{}</span>', short_time(obj.created_at))
 
     # the order ----------------------------------------------------------------------------
     @admin.display(description="customer id")
@@ -206,6 +234,14 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
         return queryset, False
 
     def changelist_view(self, request, extra_context=None):
+        empty = [name for name in NARROW_PARAMS if name in request.GET and not request.GET[name]]
+        if empty:
+            # The narrowing bar sends "any" as an empty value; to the admin an empty
+            # status__exact would mean "status is ''" and match nothing.
+            query = request.GET.copy()
+            for name in empty:
+                del query[name]
+            return redirect(f"{request.path}?{query.urlencode()}")
         response = super().changelist_view(request, extra_context)
         cl = (getattr(response, "context_data", None) or {}).get("cl")
         if cl is None or not cl.query:
@@ -216,6 +252,7 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
             return redirect("admin:payments_payment_change", payment.pk)
         response.context_data["searched_as"] = [identifier.name for identifier in
                                                 getattr(request, "console_search", [])]
+        response.context_data["narrow"] = narrow_context(request)
         return response
 
     # the payment's page -------------------------------------------------------------------

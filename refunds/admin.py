@@ -11,6 +11,8 @@ The list never counts the whole table and searches exact values only (gateway.co
 """
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -23,7 +25,8 @@ from gateway import roles
 from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.console.search import refund_search
 from gateway.errors import GatewayError, ValidationError
-from gateway.money import rupees_str
+from gateway.console.display import money, rupees
+from gateway.money import rupees_str, rupees_to_paise
 from gateway.services import audit_record
 from payments.models import Payment
 from refunds import selectors, services
@@ -34,14 +37,24 @@ INITIATE_PERMISSION = roles.INITIATE_REFUND
 
 
 class RefundInitiateForm(forms.Form):
-    amount = forms.IntegerField(
-        label="Amount (paise)", min_value=1,
-        help_text=f"Integer paise: 10000 is ₹100.00. At least {services.REFUND_MIN_AMOUNT} paise, "
+    """Staff type rupees, as the customer and the merchant speak of money ("refund 100" means
+    ₹100, not 100 paise); cleaned_data["amount"] is paise, as everywhere else. Nothing is
+    filled in for them, and a refund starts only after a page that states the rupee amount."""
+
+    amount = forms.DecimalField(
+        label="Amount (₹)", min_value=Decimal("0.01"), max_digits=13, decimal_places=2,
+        widget=forms.TextInput(attrs={"inputmode": "decimal", "autocomplete": "off", "placeholder": "e.g. 100 or 99.50"}),
+        help_text=f"In rupees: 100 refunds ₹100.00 (10000 paise). At least ₹{rupees_str(services.REFUND_MIN_AMOUNT)}, "
                   "or the whole remaining amount when less remains.")
     reason = forms.CharField(max_length=REASON_MAX, help_text="Shown to the merchant and kept in the audit log.")
     # Made when the form is first shown: submitting the same form twice (a double click, a
     # reload) finds the refund it already made instead of refunding twice.
     refund_id = forms.CharField(widget=forms.HiddenInput, max_length=64)
+    # Set by the confirmation page's button: without it a valid form only asks "refund ₹X?".
+    confirmed = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    def clean_amount(self):
+        return rupees_to_paise(self.cleaned_data["amount"])
 
     def clean_refund_id(self):
         value = self.cleaned_data["refund_id"]
@@ -71,7 +84,8 @@ class RefundEventInline(admin.TabularInline):
 
 
 def _paise(value: int | None) -> str:
-    return "—" if value is None else f"{value} paise (₹{rupees_str(value)})"
+    """'₹1,499.00 (149900 paise)': rupees first, as staff read them, and the paise beside."""
+    return money(value)
 
 
 class RefundMethodFilter(admin.SimpleListFilter):
@@ -180,20 +194,28 @@ class RefundAdmin(FastListMixin, admin.ModelAdmin):
                 f"payment\"; role: {' or '.join(roles.roles_holding(INITIATE_PERMISSION))}).")
         payment = get_object_or_404(Payment.objects.select_related("merchant"), pk=payment_pk)
         remaining = selectors.refundable_amount(payment)
+        confirm = None
         if request.method == "POST":
             form = RefundInitiateForm(request.POST)
-            if form.is_valid():
-                refund = self._initiate(request, form, payment)
-                if refund is not None:
-                    return redirect(reverse("admin:refunds_refund_change", args=[refund.pk]))
+            if form.is_valid() and "change" not in request.POST:
+                if form.cleaned_data["confirmed"]:
+                    refund = self._initiate(request, form, payment)
+                    if refund is not None:
+                        return redirect(reverse("admin:refunds_refund_change", args=[refund.pk]))
+                else:
+                    confirm = {"amount": money(form.cleaned_data["amount"]),
+                               "rupees": f"₹{rupees(form.cleaned_data['amount'])}",
+                               "whole": form.cleaned_data["amount"] == remaining}
         else:
-            form = RefundInitiateForm(initial={"amount": remaining or None, "refund_id": new_refund_id()})
+            # No amount filled in: a default of the whole amount got refunded by accident.
+            form = RefundInitiateForm(initial={"refund_id": new_refund_id()})
         context = {
             **self.admin_site.each_context(request),
             "title": f"Refund payment {payment.sabpaisa_txn_id}",
             "opts": self.model._meta,
             "payment": payment,
             "form": form,
+            "confirm": confirm,
             "refundable": payment.status == Payment.Status.SUCCESS and remaining > 0,
             "totals": {
                 "paid": _paise(selectors.payment_paid_amount(payment)),
@@ -201,7 +223,7 @@ class RefundAdmin(FastListMixin, admin.ModelAdmin):
                 "pending": _paise(selectors.refund_pending_amount(payment)),
                 "remaining": _paise(remaining),
             },
-            "refunds": selectors.refunds_for_payment(payment=payment),
+            "refunds": [(r, money(r.amount)) for r in selectors.refunds_for_payment(payment=payment)],
         }
         return TemplateResponse(request, "admin/refunds/initiate.html", context)
 

@@ -28,6 +28,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from gateway import roles
+from gateway.console.display import short_time
 from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.errors import GatewayError
 from gateway.models import Merchant
@@ -98,10 +99,19 @@ class DeliveryInline(ReadOnlyAdminMixin, admin.TabularInline):
     fields = ("status", "attempts", "next_attempt_at", "delivered_at", "created_at")
 
 
+# Status colours of the console's lists (payments/admin.py has the payments' own).
+STATUS_COLOURS = {
+    WebhookDelivery.Status.DELIVERED: "#2e7d32", WebhookDelivery.Status.FAILED: "#ef6c00",
+    WebhookDelivery.Status.DEAD: "#c62828", WebhookDelivery.Status.PENDING: "#1565c0",
+}
+
+
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("id", "event_id_link", "event_type", "subject_id", "merchant", "status", "attempts",
-                    "last_http_status", "next_attempt_at", "created_at")
+    # Chosen for a 1,366-pixel screen (docs/console.md): the delivery's status and answer, the
+    # event and the time stay in view; the event id sits under its type.
+    list_display = ("id", "event_summary", "subject_id", "merchant_code", "status_display", "answer",
+                    "next_attempt_time", "created_time")
     list_filter = ("status", EventTypeFilter, ("merchant", admin.RelatedFieldListFilter),
                    ("created_at", DayRangeFilter))
     search_fields = ("event__id__exact", "event__subject_id__exact", "merchant__code__exact")
@@ -150,6 +160,35 @@ class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="subject", ordering="event__subject_id")
     def subject_id(self, obj):
         return obj.event.subject_id or "-"
+
+    @admin.display(description="event", ordering="event__event_type")
+    def event_summary(self, obj):
+        return format_html('{}<br><a class="console-muted" href="{}">{}</a>', obj.event.event_type,
+                           reverse("admin:webhooks_webhookevent_change", args=[obj.event_id]), obj.event_id)
+
+    @admin.display(description="merchant", ordering="merchant__code")
+    def merchant_code(self, obj):
+        return obj.merchant.code
+
+    @admin.display(description="status", ordering="status")
+    def status_display(self, obj):
+        colour = STATUS_COLOURS.get(obj.status, "inherit")
+        return format_html('<strong style="color:{}" data-status="{}">{}</strong>', colour, obj.status,
+                           obj.get_status_display())
+
+    @admin.display(description="attempts · last answer")
+    def answer(self, obj):
+        return f"{obj.attempts} · {self.last_http_status(obj)}"
+
+    @admin.display(description="next attempt (IST)")
+    def next_attempt_time(self, obj):
+        if obj.status not in WebhookDelivery.DUE_STATUSES:
+            return "—"
+        return format_html('<span class="nowrap">{}</span>', short_time(obj.next_attempt_at))
+
+    @admin.display(description="created (IST)")
+    def created_time(self, obj):
+        return format_html('<span class="nowrap">{}</span>', short_time(obj.created_at))
 
     @admin.display(description="last HTTP status")
     def last_http_status(self, obj):

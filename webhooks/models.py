@@ -146,3 +146,42 @@ class WebhookDeliveryAttempt(models.Model):
         signed = self.timestamp_ms.encode() + b"." + body
         return {"length": len(signed), "sha256": hashlib.sha256(signed).hexdigest(),
                 "timestamp_ms": self.timestamp_ms}
+
+
+def new_inbox_token() -> str:
+    return secrets.token_hex(16)
+
+
+class WebhookInbox(models.Model):
+    """Staging only: a merchant's webhook inbox inside the gateway (webhooks/inbox.py). Its
+    address carries an unguessable token, so one merchant's inbox is not another's to read."""
+
+    merchant = models.OneToOneField(Merchant, on_delete=models.CASCADE, related_name="webhook_inbox")
+    token = models.CharField(max_length=32, unique=True, default=new_inbox_token, editable=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"webhook inbox of {self.merchant.code}"
+
+
+class WebhookInboxMessage(models.Model):
+    """One POST the inbox received, as it arrived, and what checking its signature found."""
+
+    KEEP_LATEST = 100
+
+    inbox = models.ForeignKey(WebhookInbox, on_delete=models.CASCADE, related_name="messages")
+    received_at = models.DateTimeField(default=timezone.now)
+    event_id = models.CharField(max_length=100, blank=True)
+    event_type = models.CharField(max_length=64, blank=True)
+    headers = models.JSONField(default=dict)
+    body = models.TextField()
+    verified = models.BooleanField(default=False)
+    # Why the signature did or did not verify, in words a merchant developer can act on.
+    reason = models.CharField(max_length=300)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        indexes = [models.Index(fields=["inbox", "-received_at"], name="webhook_inbox_latest")]
+
+    def __str__(self) -> str:
+        return f"{self.event_id or 'message'} received {self.received_at:%H:%M:%S}"

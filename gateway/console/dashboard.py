@@ -5,7 +5,8 @@ deliveries (merchant, created_at), open payments past their expiry and refunds s
 
 Thresholds (docs/console.md):
 - a payment is stuck when it is PENDING or PROCESSING more than STUCK_AFTER_EXPIRY past its
-  expires_at (the expiry sweep runs every 10 seconds, so this never happens when it runs);
+  expires_at (the expiry sweep runs every EXPIRY_SWEEP_SECONDS, from the beat schedule, so
+  this never happens while beat and the workers run);
 - a refund is late when it is PENDING longer than REFUND_PENDING_ALERT (the bank answers the
   sandbox at once and the pending sweep retries every minute);
 - dead deliveries are counted over DEAD_WINDOW;
@@ -28,7 +29,7 @@ from gateway.console.display import method_label
 from gateway.models import Merchant
 from payments.models import Payment
 from refunds.models import Refund
-from webhooks.models import WebhookDelivery
+from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery
 
 WINDOW = timedelta(hours=24)
 STUCK_AFTER_EXPIRY = timedelta(minutes=getattr(settings, "CONSOLE_STUCK_PAYMENT_MINUTES", 2))
@@ -36,6 +37,8 @@ REFUND_PENDING_ALERT = timedelta(minutes=getattr(settings, "CONSOLE_REFUND_PENDI
 DEAD_WINDOW = timedelta(days=7)
 # A delivery still due this long after it was recorded means the workers are behind or down.
 BACKLOG_AFTER = timedelta(minutes=5)
+# Read from the beat schedule, so the dashboard's words cannot drift from what beat does.
+EXPIRY_SWEEP_SECONDS = settings.CELERY_BEAT_SCHEDULE["payments-expire"]["schedule"]
 LIST_LIMIT = 20
 COUNT_CAP = 1000
 
@@ -132,15 +135,19 @@ def _count_of(queryset) -> Subquery:
 
 
 def webhook_health(now: datetime) -> list[WebhookHealth]:
-    """Per merchant with a webhook address or anything in flight: deliveries waiting for their
+    """Per merchant with a webhook address or anything in flight, test events left out:
+    deliveries waiting for their
     first attempt, deliveries between retries, deliveries dead in the last 7 days, the oldest
     one still due and the last one delivered. Worst first."""
-    due = (WebhookDelivery.objects.filter(status__in=WebhookDelivery.DUE_STATUSES).order_by()
+    # Test events (sent from the console to try an address) say nothing about how the merchant's
+    # real webhooks fare: one failed test, never retried, would mark it failing for 7 days.
+    real = WebhookDelivery.objects.exclude(event__event_type=TEST_EVENT_TYPE)
+    due = (real.filter(status__in=WebhookDelivery.DUE_STATUSES).order_by()
            .values("merchant").annotate(pending=Count("id", filter=Q(status=D.PENDING)),
                                         retrying=Count("id", filter=Q(status=D.FAILED)),
                                         oldest=Min("created_at")))
     due_by_merchant = {row["merchant"]: row for row in due}
-    mine = WebhookDelivery.objects.filter(merchant=OuterRef("pk"))
+    mine = real.filter(merchant=OuterRef("pk"))
     merchants = (
         Merchant.objects.filter(Q(pk__in=list(due_by_merchant)) | ~Q(webhook_url=""))
         .annotate(
@@ -195,6 +202,7 @@ def dashboard_context(now: datetime | None = None) -> dict:
                                        title="Success rate by method, last 24 hours"),
         "hour_chart": charts.column_chart(payments_by_hour(now), title="Payments per hour (IST), last 24 hours"),
         "webhooks": webhook_health(now),
+        "expiry_sweep_text": (f"every {EXPIRY_SWEEP_SECONDS:g} s" if EXPIRY_SWEEP_SECONDS != 1 else "every second"),
         "stuck": stuck, "stuck_count": stuck_count, "stuck_after_minutes": int(STUCK_AFTER_EXPIRY.total_seconds() // 60),
         "late_refunds": late, "late_refunds_count": late_count,
         "refund_alert_minutes": int(REFUND_PENDING_ALERT.total_seconds() // 60),

@@ -1,6 +1,8 @@
 """How the console writes money and methods for people."""
 from __future__ import annotations
 
+from django.utils import timezone
+
 from gateway.money import rupees_str
 
 # How staff name the methods (Payment.Mode's automatic labels read "Upi", "Nb").
@@ -37,3 +39,8 @@ def rupees(paise: int) -> str:
     """'12,34,567.89' for 123456789 paise (never negative: callers write the sign)."""
     whole, _, fraction = rupees_str(paise).partition(".")
     return f"{indian_grouping(whole)}.{fraction}"
+
+
+def short_time(moment) -> str:
+    """'26 Nov 2026, 14:05' in India time, for list columns that must stay narrow."""
+    return "—" if moment is None else f"{timezone.localtime(moment):%d %b %Y, %H:%M}"

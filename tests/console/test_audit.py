@@ -32,8 +32,9 @@ def test_every_console_action_is_audited_with_its_actor(shop, receiver, as_role,
     initiate = f"/admin/refunds/refund/initiate/{payment.pk}/"
 
     refund_id = re.search(rb'name="refund_id" value="([^"]+)"', finance.get(initiate).content).group(1).decode()
-    finance.post(initiate, {"amount": 500, "reason": "goodwill", "refund_id": refund_id})
-    finance.post(initiate, {"amount": 10**9, "reason": "too much", "refund_id": refund_id + "x"})
+    finance.post(initiate, {"amount": "5", "reason": "goodwill", "refund_id": refund_id, "confirmed": "True"})
+    finance.post(initiate, {"amount": "10000000", "reason": "too much", "refund_id": refund_id + "x",
+                            "confirmed": "True"})
     support.post(f"/admin/payments/payment/{payment.pk}/resend-webhook/{delivery.pk}/")
     support.post("/admin/webhooks/webhookdelivery/send-test/", {"merchant": shop.merchant.pk})
     support.post("/admin/tokens/token/", {"action": "delete_tokens", "_selected_action": [token.pk]})

@@ -130,3 +130,28 @@ def test_the_dashboard_is_linked_from_the_console_front_page(as_role, shop):
 def test_an_empty_dashboard_renders(as_role, db):
     html = as_role("support").get(URL).content.decode()
     assert "No payments in this period." in html and "None." in html
+
+
+def test_test_events_never_count_toward_a_merchants_webhook_health(as_role, receiver, settings):
+    # Issue 20: one failed test event (attempted once, never retried, so dead at once) marked
+    # the merchant "failing" for seven days.
+    from webhooks.services import webhook_test_send
+
+    tried = make_merchant(code="TRIED", webhook_url=receiver.url("/not-yet"))
+    receiver.respond_with(500)
+    assert webhook_test_send(merchant=tried.merchant, actor=None).status == WebhookDelivery.Status.DEAD
+    delivered_test = make_merchant(code="TESTONLY", webhook_url=receiver.url("/ok"))
+    receiver.respond_with(200)
+    assert webhook_test_send(merchant=delivered_test.merchant, actor=None).status == WebhookDelivery.Status.DELIVERED
+
+    rows = {row.merchant.code: row for row in dashboard_context()["webhooks"]}
+    assert (rows["TRIED"].state, rows["TRIED"].dead, rows["TRIED"].pending) == ("healthy", 0, 0)
+    # A delivered test is no proof that real webhooks arrive either.
+    assert rows["TESTONLY"].last_success is None
+
+
+def test_the_dashboard_states_the_expiry_sweep_interval_beat_really_uses(as_role, db, settings):
+    # It said "every 10 s" while beat ran the sweep every second (docs/console.md said so too).
+    assert settings.CELERY_BEAT_SCHEDULE["payments-expire"]["schedule"] == 1.0
+    html = as_role("support").get(URL).content.decode()
+    assert "(Celery beat, every second)" in html and "every 10 s" not in html

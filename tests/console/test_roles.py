@@ -95,7 +95,7 @@ def refund(client, world):
     if page.status_code != 200:
         return page.status_code, Refund.objects.exists()
     refund_id = re.search(rb'name="refund_id" value="([^"]+)"', page.content).group(1).decode()
-    response = client.post(url, {"amount": 1000, "reason": "role test", "refund_id": refund_id})
+    response = client.post(url, {"amount": "10", "reason": "role test", "refund_id": refund_id, "confirmed": "True"})
     return response.status_code, Refund.objects.exists()
 
 

@@ -34,20 +34,60 @@ def _form_refund_id(page) -> str:
     return re.search(rb'name="refund_id" value="([^"]+)"', page.content).group(1).decode()
 
 
-def test_initiate_page_offers_the_remaining_amount(finance, merchant):
+def test_initiate_page_shows_the_remaining_amount_in_rupees_and_fills_in_no_amount(finance, merchant):
+    # Issue 20: a default of the whole amount was refunded by accident; amounts read in rupees.
     payment = make_success_payment(merchant, amount=10_000)
     Refund.objects.create(merchant=payment.merchant, payment=payment, amount=2_500)
     page = finance.get(_url(payment))
     assert page.status_code == 200
-    assert b'name="amount" value="7500"' in page.content
-    assert payment.sabpaisa_txn_id.encode() in page.content
+    content = page.content.decode()
+    assert "₹75.00 (7500 paise)" in content
+    assert 'name="amount"' in content and not re.search(r'name="amount"[^>]* value=', content)
+    assert payment.sabpaisa_txn_id in content
+
+
+def test_typing_100_refunds_100_rupees_after_a_confirmation_that_states_it(finance, merchant):
+    payment = make_success_payment(merchant, amount=50_000)
+    form = {"amount": "100", "reason": "one item returned", "refund_id": _form_refund_id(finance.get(_url(payment)))}
+    asked = finance.post(_url(payment), form)
+    assert asked.status_code == 200 and not Refund.objects.exists()
+    question = re.search(r'<p id="confirm-amount"[^>]*>(.*?)</p>', asked.content.decode(), re.S).group(1)
+    assert "₹100.00 (10000 paise)" in question
+    assert 'value="Yes, refund ₹100.00"' in asked.content.decode()
+    done = finance.post(_url(payment), {**form, "confirmed": "True"})
+    assert done.status_code == 302
+    assert Refund.objects.get().amount == 10_000
+
+
+def test_changing_the_amount_from_the_confirmation_goes_back_to_the_form(finance, merchant):
+    payment = make_success_payment(merchant, amount=50_000)
+    form = {"amount": "100", "reason": "x", "refund_id": _form_refund_id(finance.get(_url(payment))),
+            "confirmed": "True", "change": "Change the amount"}
+    page = finance.post(_url(payment), form)
+    assert page.status_code == 200 and not Refund.objects.exists()
+    assert 'id="refund-confirm"' not in page.content.decode()
+    assert re.search(r'name="amount"[^>]* value="100"', page.content.decode())
+
+
+@pytest.mark.parametrize("amount, message", [
+    ("99.505", "Ensure that there are no more than 2 decimal places."),
+    ("0", "Ensure this value is greater than or equal to 0.01."),
+    ("ten", "Enter a number."),
+], ids=["fraction-of-a-paisa", "zero", "not-a-number"])
+def test_an_amount_that_is_not_rupees_and_paise_is_refused_on_the_form(finance, merchant, amount, message):
+    payment = make_success_payment(merchant, amount=50_000)
+    form = {"amount": amount, "reason": "x", "refund_id": _form_refund_id(finance.get(_url(payment))),
+            "confirmed": "True"}
+    page = finance.post(_url(payment), form)
+    assert page.status_code == 200 and message in page.content.decode()
+    assert not Refund.objects.exists()
 
 
 def test_staff_starts_a_partial_refund_through_the_service_and_it_is_audited(finance, merchant):
     payment = make_success_payment(merchant, amount=10_000)
     page = finance.get(_url(payment))
-    response = finance.post(_url(payment), {"amount": 4_000, "reason": "goodwill",
-                                            "refund_id": _form_refund_id(page)})
+    response = finance.post(_url(payment), {"amount": "40", "reason": "goodwill",
+                                            "refund_id": _form_refund_id(page), "confirmed": "True"})
     assert response.status_code == 302, response.content[:2000]
     refund = Refund.objects.get()
     assert response["Location"] == f"/admin/refunds/refund/{refund.pk}/change/"
@@ -63,14 +103,15 @@ def test_staff_starts_a_partial_refund_through_the_service_and_it_is_audited(fin
 def test_staff_starts_a_full_refund(finance, merchant):
     payment = make_success_payment(merchant, amount=10_000)
     page = finance.get(_url(payment))
-    finance.post(_url(payment), {"amount": 10_000, "reason": "order cancelled", "refund_id": _form_refund_id(page)})
+    finance.post(_url(payment), {"amount": "100", "reason": "order cancelled", "refund_id": _form_refund_id(page), "confirmed": "True"})
     assert Refund.objects.get().amount == 10_000
     assert b"cannot be refunded" in finance.get(_url(payment)).content
 
 
 def test_submitting_the_same_form_twice_refunds_once(finance, merchant):
     payment = make_success_payment(merchant, amount=10_000)
-    form = {"amount": 3_000, "reason": "double click", "refund_id": _form_refund_id(finance.get(_url(payment)))}
+    form = {"amount": "30", "reason": "double click", "refund_id": _form_refund_id(finance.get(_url(payment))),
+            "confirmed": "True"}
     first = finance.post(_url(payment), form)
     second = finance.post(_url(payment), form)
     assert first.status_code == second.status_code == 302
@@ -81,7 +122,8 @@ def test_submitting_the_same_form_twice_refunds_once(finance, merchant):
 def test_too_large_an_amount_is_refused_and_the_attempt_audited(finance, merchant):
     payment = make_success_payment(merchant, amount=10_000)
     page = finance.get(_url(payment))
-    response = finance.post(_url(payment), {"amount": 10_001, "reason": "x", "refund_id": _form_refund_id(page)})
+    response = finance.post(_url(payment), {"amount": "100.01", "reason": "x", "refund_id": _form_refund_id(page),
+                                            "confirmed": "True"})
     assert response.status_code == 200
     assert b"REFUND_AMOUNT_EXCEEDED" in response.content
     assert not Refund.objects.exists()
@@ -93,7 +135,7 @@ def test_payment_that_is_not_success_cannot_be_refunded_from_the_console(finance
     payment = make_payment(merchant, status=Payment.Status.FAILED)
     page = finance.get(_url(payment))
     assert b"only a SUCCESS payment can be refunded" in page.content
-    response = finance.post(_url(payment), {"amount": 100, "reason": "x", "refund_id": "rfnd_abc"})
+    response = finance.post(_url(payment), {"amount": "1", "reason": "x", "refund_id": "rfnd_abc", "confirmed": "True"})
     assert b"REFUND_NOT_ALLOWED" in response.content
     assert not Refund.objects.exists()
 
@@ -104,7 +146,7 @@ def test_staff_without_the_permission_get_403(client, merchant):
     page = client.get(_url(payment))
     assert page.status_code == 403
     assert b"refunds.initiate_refund" in page.content
-    response = client.post(_url(payment), {"amount": 100, "reason": "x", "refund_id": "rfnd_abc"})
+    response = client.post(_url(payment), {"amount": "1", "reason": "x", "refund_id": "rfnd_abc", "confirmed": "True"})
     assert response.status_code == 403
     assert not Refund.objects.exists()
     assert not AuditRecord.objects.filter(action__startswith="refund.").exists()
@@ -119,7 +161,8 @@ def test_people_who_are_not_staff_are_sent_to_the_login_page(client, merchant):
 def test_refund_page_is_read_only_with_its_timeline(finance, merchant):
     payment = make_success_payment(merchant, payment_mode=Payment.Mode.CARD, card_last4="4242")
     page = finance.get(_url(payment))
-    finance.post(_url(payment), {"amount": 500, "reason": "timeline", "refund_id": _form_refund_id(page)})
+    finance.post(_url(payment), {"amount": "5", "reason": "timeline", "refund_id": _form_refund_id(page),
+                                  "confirmed": "True"})
     refund = Refund.objects.get()
     refund_process(refund.pk)
     page = finance.get(f"/admin/refunds/refund/{refund.pk}/change/")
