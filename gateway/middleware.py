@@ -9,6 +9,7 @@ from django.utils.log import log_response
 
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound, ValidationError, error_response
 from gateway.tracing import new_trace_id, reset_merchant, reset_trace_id, set_merchant, set_trace_id
+from gateway.customer_pages import customer_error_page
 from gateway.views import is_console
 
 logger = logging.getLogger("gateway.request")
@@ -63,10 +64,15 @@ class ApiErrorMiddleware:
                 "is required; chunked request bodies are not accepted", field="Content-Length"))
         response = self.get_response(request)
         is_json = response.get("Content-Type", "").startswith("application/json")
+        if getattr(response, "customer_page", False):
+            return response  # a customer's browser got its HTML error page (gateway.customer_pages)
         if response.status_code == 404 and not is_json and not is_console(request):
             # (The console's 404 is its own HTML page, from gateway.views.not_found.)
-            return error_response(NotFound())
+            return customer_error_page(request, NotFound()) or error_response(NotFound())
         if response.status_code == 405 and not is_json:
+            page = customer_error_page(request, MethodNotAllowed())
+            if page is not None:
+                return page
             allow = response.get("Allow")
             response = error_response(MethodNotAllowed())
             if allow:
@@ -75,7 +81,7 @@ class ApiErrorMiddleware:
 
     def process_exception(self, request, exception):
         if isinstance(exception, GatewayError):
-            return error_response(exception)
+            return customer_error_page(request, exception) or error_response(exception)
         if isinstance(exception, _DJANGO_ANSWERS):
             return None
         logger.exception("unhandled exception on %s %s", request.method, request.path)

@@ -195,6 +195,8 @@ CELERY_BEAT_SCHEDULE = {
                         "options": {"expires": 30.0}},
     "idempotency-cleanup": {"task": "payments.tasks.idempotency_records_cleanup", "schedule": 3600.0},
     "refunds-pending": {"task": "refunds.tasks.refunds_pending_sweep", "schedule": 30.0},
+    # Late approvals' reversals whose message was lost or whose acquirer call erred.
+    "reversals-pending": {"task": "payments.tasks.reversals_pending_sweep", "schedule": 30.0},
     # Card expiry kept for a token the customer consented to is forgotten once it can no
     # longer become a token (docs/tokens.md).
     "card-consents-purge": {"task": "tokens.tasks.card_consents_purge_task", "schedule": 3600.0},
@@ -207,7 +209,15 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "en-in"
 TIME_ZONE = "Asia/Kolkata"
-USE_I18N = False
+# The checkout speaks Hindi and English (payments/checkout/language.py chooses per request);
+# the API, its errors and the console stay in English. Message files: locale/, compiled by
+# scripts/test and scripts/quickstart (compilemessages).
+USE_I18N = True
+LANGUAGES = [("en", "English"), ("hi", "हिन्दी")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+LANGUAGE_COOKIE_NAME = "checkout_language"
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_HTTPONLY = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
@@ -236,6 +246,11 @@ API_KEY_CACHE_SECONDS = env.float("API_KEY_CACHE_SECONDS", default=1.0)
 DEFAULT_RATE_LIMIT_PER_SECOND = env.int("DEFAULT_RATE_LIMIT_PER_SECOND", default=50)
 
 CHECKOUT_SESSION_TTL_SECONDS = env.int("CHECKOUT_SESSION_TTL_SECONDS", default=1800)
+# How long the checkout's result page shows the outcome before it takes the customer to the
+# merchant's returnUrl (its button goes at once). 0 to 60: longer leaves a customer waiting.
+CHECKOUT_RESULT_REDIRECT_SECONDS = env.int("CHECKOUT_RESULT_REDIRECT_SECONDS", default=5)
+if not 0 <= CHECKOUT_RESULT_REDIRECT_SECONDS <= 60:
+    raise ImproperlyConfigured("CHECKOUT_RESULT_REDIRECT_SECONDS must be 0 to 60 seconds")
 # Proxies in front of the service that append the client's address to X-Forwarded-For; per-address
 # limits count the address the outermost one wrote (gateway.clientip). 0: REMOTE_ADDR, header ignored.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)

@@ -92,7 +92,9 @@ def permission_denied(request, exception=None):
 def not_found(request, exception=None):
     if is_console(request):
         return _console_not_found(request)
-    return error_response(NotFound())
+    from gateway.customer_pages import customer_error_page
+
+    return customer_error_page(request, NotFound()) or error_response(NotFound())
 
 
 def _console_not_found(request):
@@ -101,7 +103,9 @@ def _console_not_found(request):
 
 
 def server_error(request):
-    return error_response(InternalError())
+    from gateway.customer_pages import customer_error_page
+
+    return customer_error_page(request, InternalError()) or error_response(InternalError())
 
 
 def csrf_failure(request, reason=""):
@@ -109,6 +113,8 @@ def csrf_failure(request, reason=""):
         return _console_forbidden(request, "The form's security token is missing or stale (the page was open "
                                            "too long, or you signed in again elsewhere). Go back, reload the "
                                            "page and submit it again.")
-    return error_response(ValidationError(
-        "the form's security token is missing or stale; reload the page and try again",
-        field="csrfmiddlewaretoken"))
+    from gateway.customer_pages import customer_error_page
+
+    error = ValidationError("the form's security token is missing or stale; reload the page and try again",
+                            field="csrfmiddlewaretoken")
+    return customer_error_page(request, error) or error_response(error)

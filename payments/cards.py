@@ -62,12 +62,20 @@ class CardInput:
     __str__ = __repr__
 
 
+# What a customer types for an expiry, on a phone keypad without "/" too: 12/29, 12 / 2029,
+# 12-29, 1229, 122029, 1/29. Month first, then a two- or four-digit year.
+_EXPIRY = re.compile(r"(?P<month>\d{1,2})\s*[/\-.]\s*(?P<year>\d{2}|\d{4})|(?P<m>\d{2})(?P<y>\d{2}|\d{4})")
+
+
 def parse_expiry(value: str, *, today: date | None = None) -> tuple[int, int]:
-    """'MM/YY' -> (month, four-digit year). Raises ValueError when malformed or in the past."""
-    match = re.fullmatch(r"\s*(\d{2})\s*/\s*(\d{2})\s*", value or "")
+    """An expiry as typed ('12/29', '12 / 2029', '1229', '12-29'...) -> (month, four-digit
+    year). Raises ValueError when malformed or in the past."""
+    match = _EXPIRY.fullmatch((value or "").strip())
     if not match:
         raise ValueError("expiry must be MM/YY")
-    month, year = int(match.group(1)), 2000 + int(match.group(2))
+    month = int(match.group("month") or match.group("m"))
+    year = match.group("year") or match.group("y")
+    year = int(year) if len(year) == 4 else 2000 + int(year)
     if not 1 <= month <= 12:
         raise ValueError("expiry month must be 01 to 12")
     today = today or date.today()

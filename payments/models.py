@@ -47,6 +47,8 @@ class Payment(models.Model):
         UPI_INTENT = "UPI_INTENT"
 
     FINAL_STATUSES = (Status.SUCCESS, Status.FAILED, Status.EXPIRED)
+    # A hosted payment ends FAILED at its third failed attempt: a guard against card testing.
+    MAX_FAILED_ATTEMPTS = 3
 
     # Indexed by the (merchant, ...) indexes below, which also serve lookups by merchant alone.
     merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="payments", db_index=False)
@@ -73,6 +75,8 @@ class Payment(models.Model):
     # checked by payments.api.order_serializers; shown in the support console.
     order_details = models.JSONField("order details", default=dict, blank=True)
     return_url = models.URLField(max_length=2000, blank=True)
+    # Hosted: the checkout page's language as the merchant sent it (`language`, at most 10).
+    language = models.CharField(max_length=10, blank=True)
     # S2S: where this payment's webhooks go instead of the merchant's address (webhookUrl).
     webhook_url = models.CharField("webhook address of this payment", max_length=500, blank=True)
 
@@ -96,6 +100,13 @@ class Payment(models.Model):
     # stale one, from asking the acquirer again (payments.services.hosted).
     acquirer_call_started_at = models.DateTimeField(null=True, blank=True)
     bank_code = models.CharField(max_length=20, blank=True, help_text="net banking bank or wallet code")
+    # Hosted checkout retries (CONTRACT.md): each method the customer starts is the next attempt
+    # (PENDING -> PROCESSING); a failed one returns the payment to PENDING with its reason shown
+    # on the page, and the MAX_FAILED_ATTEMPTS-th failure ends it. `attempt` ties a late answer
+    # (a UPI approval of a request the customer left) to the attempt it belongs to.
+    attempt = models.PositiveSmallIntegerField(default=0, help_text="hosted: methods started so far")
+    failed_attempts = models.PositiveSmallIntegerField(default=0)
+    attempt_error = models.CharField(max_length=200, blank=True, help_text="why the last attempt failed")
     # Looked up through payment_unique_transfer_reference (Meta), which holds every non-empty one.
     transfer_reference = models.CharField(max_length=40, blank=True,
                                           help_text="NEFT/RTGS/challan reference the customer quotes")
@@ -205,6 +216,8 @@ class PaymentEvent(models.Model):
         ACQUIRER = "acquirer"
         REDIRECT = "redirect"
         NOTE = "note"
+        # A late approval's reversal (payments.models.Reversal): its status changes.
+        REVERSAL = "reversal"
 
     # Indexed by paymentevent_payment_time, whose first column it is.
     payment = models.ForeignKey(Payment, on_delete=models.CASCADE, related_name="events", db_index=False)
@@ -265,6 +278,10 @@ class SandboxAcquirerCall(models.Model):
     outcome = models.CharField(max_length=12)
     reference = models.CharField(max_length=64, blank=True)
     message = models.CharField(max_length=200, blank=True)
+    # The payment's attempt the call belonged to: a status query asks about the current one, never
+    # an earlier attempt's answer (hosted retries). For UPI, `step` upi_cancel marks a request
+    # the gateway cancelled, which the sandbox payer's bank then never approves.
+    attempt = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -272,3 +289,60 @@ class SandboxAcquirerCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.payment_id} {self.step}: {self.outcome}"
+
+
+class Reversal(models.Model):
+    """Money the acquirer approved for a payment that could not take it: the approval arrived
+    after the payment went final (EXPIRED or FAILED: the merchant was told it did not happen),
+    or for an attempt the customer had abandoned. The gateway gives it back through the
+    acquirer (Acquirer.reverse) by itself (payments.services.reversals); its status changes
+    only there, checked against payments.state.REVERSAL_TRANSITIONS, each change a
+    PaymentEvent of kind `reversal` in the payment's story."""
+
+    class Status(models.TextChoices):
+        PENDING = "PENDING"      # to be sent to the acquirer (again, after an error)
+        REVERSED = "REVERSED"    # the acquirer gave the money back; `reference` is its reference
+        FAILED = "FAILED"        # the acquirer refused: a person must return the money
+
+    FINAL_STATUSES = (Status.REVERSED, Status.FAILED)
+
+    payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="reversals")
+    # The late approval: the acquirer call that approved, its bank reference and the amount.
+    step = models.CharField(max_length=40)
+    bank_rrn = models.CharField("approval's bank reference (RRN)", max_length=40)
+    amount = models.BigIntegerField(help_text="paise")
+    # What the payment was when the approval arrived, for the console's queue.
+    payment_status = models.CharField(max_length=12)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    reference = models.CharField("reversal reference", max_length=40, blank=True)
+    failure_reason = models.CharField(max_length=200, blank=True)
+    # Sends to the acquirer so far; the next one is not before `next_attempt_at` (a worker
+    # holds it until then while the acquirer answers, or an error's backoff runs).
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        default_permissions = ("view",)
+        constraints = [
+            # One approval is reversed once, however often it is reported.
+            models.UniqueConstraint(fields=["payment", "bank_rrn"], name="reversal_unique_approval"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="reversal_amount_positive"),
+            models.CheckConstraint(condition=~Q(status="REVERSED") | ~Q(reference=""),
+                                   name="reversal_reversed_has_reference"),
+        ]
+        indexes = [
+            # The sweep and the console's queue read only the open ones.
+            models.Index(fields=["next_attempt_at"], name="reversal_pending_due", condition=Q(status="PENDING")),
+            models.Index(fields=["-created_at"], name="reversal_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"reversal of {self.bank_rrn} ({self.amount} paise) {self.status}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.FINAL_STATUSES

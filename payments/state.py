@@ -1,15 +1,19 @@
-"""The one table of allowed payment transitions. Nothing else decides whether a status may change."""
+"""The tables of allowed status changes of a payment and of a late approval's reversal. Nothing
+else decides whether a status may change."""
 from gateway.errors import ValidationError
-from payments.models import Payment
+from payments.models import Payment, Reversal
 
 S = Payment.Status
 
 TRANSITIONS: dict[str, frozenset[str]] = {
-    # Hosted: the customer picks a method (PROCESSING), or the card is declined before any
-    # challenge (FAILED), or nobody pays in time (EXPIRED).
+    # Hosted: the customer picks a method (PROCESSING), or cancels (FAILED), or nobody pays in
+    # time (EXPIRED).
     S.PENDING: frozenset({S.PROCESSING, S.FAILED, S.EXPIRED}),
-    # Both flows: the acquirer's final answer, or the QR / intent / session runs out.
-    S.PROCESSING: frozenset({S.SUCCESS, S.FAILED, S.EXPIRED}),
+    # Both flows: the acquirer's final answer, or the QR / intent / session runs out. Hosted
+    # only, back to PENDING: an attempt failed (a declined card, a wrong OTP, a declined UPI,
+    # bank or wallet payment) or the customer left a waiting UPI request, and the methods are
+    # offered again (CONTRACT.md; payments.services.transitions.payment_attempt_failed).
+    S.PROCESSING: frozenset({S.SUCCESS, S.FAILED, S.EXPIRED, S.PENDING}),
     # Final statuses are final: the merchant creates a new payment to try again.
     S.SUCCESS: frozenset(),
     S.FAILED: frozenset(),
@@ -32,3 +36,29 @@ def can_transition(current: str, target: str) -> bool:
 def ensure_transition(current: str, target: str) -> None:
     if not can_transition(current, target):
         raise InvalidTransition(current, target)
+
+
+# A late approval's reversal (payments.models.Reversal, payments.services.reversals).
+R = Reversal.Status
+
+REVERSAL_TRANSITIONS: dict[str, frozenset[str]] = {
+    # The acquirer's answer: the money went back (with its reference), or it refused. An error
+    # is no answer: the reversal stays PENDING and is sent again.
+    R.PENDING: frozenset({R.REVERSED, R.FAILED}),
+    # Final. A refused reversal is for a person to settle with the acquirer (the console's queue).
+    R.REVERSED: frozenset(),
+    R.FAILED: frozenset(),
+}
+
+
+class InvalidReversalTransition(ValidationError):
+    """A reversal status change REVERSAL_TRANSITIONS does not allow (it is final already)."""
+
+    def __init__(self, current: str, target: str):
+        self.current, self.target = current, target
+        super().__init__(f"reversal is {current} and cannot become {target}", field="status")
+
+
+def ensure_reversal_transition(current: str, target: str) -> None:
+    if target not in REVERSAL_TRANSITIONS[current]:
+        raise InvalidReversalTransition(current, target)

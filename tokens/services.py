@@ -61,13 +61,23 @@ def card_consent_record(*, payment: Payment, expiry_month: int, expiry_year: int
     return consent
 
 
+def card_consent_forget(*, payment: Payment) -> int:
+    """A new card attempt of `payment` without the customer's consent: the consent an earlier
+    attempt gave was for another card (declined, or its OTP wrong), so its expiry is forgotten
+    and it can never become a token of this payment's card. The record stays."""
+    return CardConsent.objects.filter(payment=payment, expiry_month__isnull=False).update(
+        expiry_month=None, expiry_year=None)
+
+
 def card_consents_purge(*, now: datetime | None = None) -> int:
     """Forget the card expiry of consents that can no longer become a token: their payment
-    ended without success, or succeeded more than TOKEN_CONSENT_WINDOW ago. The consent and its
-    text stay (they are the record). Returns how many were purged. Safe to run at any time."""
+    ended without success, or is open again after the card attempt that gave the consent
+    failed (hosted retries: PENDING), or succeeded more than TOKEN_CONSENT_WINDOW ago. The
+    consent and its text stay (they are the record). Returns how many were purged. Safe to
+    run at any time."""
     now = now or timezone.now()
     return (CardConsent.objects.filter(expiry_month__isnull=False)
-            .filter(Q(payment__status__in=[Payment.Status.FAILED, Payment.Status.EXPIRED])
+            .filter(Q(payment__status__in=[Payment.Status.FAILED, Payment.Status.EXPIRED, Payment.Status.PENDING])
                     | Q(payment__completed_at__lt=now - TOKEN_CONSENT_WINDOW))
             .update(expiry_month=None, expiry_year=None))
 

@@ -90,6 +90,12 @@ def _payment_entries(payment: Payment) -> list[Entry]:
         if event.kind == PaymentEvent.Kind.STATUS:
             moved = f"{event.from_status} → {event.to_status}" if event.from_status else f"created {event.to_status}"
             title = f"Status {moved}"
+            attempt = event.detail.get("attempt")
+            if attempt:  # hosted retries: each method the customer tried is an attempt of its own
+                what = {"failed": "failed", "abandoned": "left for another method"}.get(
+                    event.detail.get("outcome"), "started")
+                method = event.detail.get("method") or ""
+                title = f"Attempt {attempt}{f' ({method})' if method else ''} {what}: {moved}"
         elif event.kind == PaymentEvent.Kind.ACQUIRER:
             step = event.detail.get("step")
             title = f"Acquirer answered{' ' + step if step else ''}: {event.detail.get('outcome', 'see details')}"

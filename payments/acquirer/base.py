@@ -6,11 +6,20 @@ commit; call the acquirer; then lock again and record the answer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from enum import Enum
 from typing import Protocol
 
 from payments.cards import CardInput
 from payments.models import Payment
+
+
+# The longest any acquirer call may take: an implementation times its calls out within it. A
+# call claimed longer ago than this will not be answered here any more (the process or the
+# database went down mid-call), so the payments sweep asks the acquirer's status query about it
+# (payments.services.acquirer_answers), and the expiry, which waits for a call in flight, waits
+# no longer than this (payments.services.transitions).
+CALL_TIME_LIMIT = timedelta(seconds=60)
 
 
 class Outcome(str, Enum):
@@ -54,6 +63,12 @@ class Acquirer(Protocol):
         APPROVED (`reference`: the RRN) or DECLINED. Raises AcquirerRefused when the acquirer
         has no such request (it never arrived), AcquirerUnavailable to be asked again later."""
 
+    def upi_cancel(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+        """Cancel the UPI pay request from `payer_vpa` of the payment's current attempt (the
+        customer chose another method): DECLINED once cancelled (it will never be approved),
+        APPROVED (`reference`: the RRN) when the payer approved it first. Raises
+        AcquirerUnavailable when it could not be asked."""
+
     def upi_collect(self, *, payment: Payment, vpa: str) -> AcquirerAnswer:
         """Hosted: send a collect request to `vpa`. PENDING (answer later) or DECLINED."""
 
@@ -83,3 +98,11 @@ class Acquirer(Protocol):
 
     def refund(self, *, payment: Payment, amount: int, refund_id: str) -> AcquirerAnswer:
         """Return `amount` paise by the payment's original method. APPROVED or DECLINED."""
+
+    def reverse(self, *, payment: Payment, bank_rrn: str, amount: int, reversal_id: str) -> AcquirerAnswer:
+        """Give back (void, or refund at once where it has settled) the approval `bank_rrn` of
+        `amount` paise that the gateway could not accept for `payment` (it had gone final, or
+        the attempt was abandoned): APPROVED (`reference`: the reversal's reference) or
+        DECLINED (`message` says why). Idempotent on `reversal_id`: sent again after an error,
+        it answers as the first time and reverses nothing twice. Raises AcquirerUnavailable
+        (or AcquirerError) when it gave no answer: it is sent again later."""

@@ -13,6 +13,8 @@ Test inputs (documented in docs/sandbox.md):
 - S2S start failures, by amount: 100001 paise -> PAYMENT_FAILED, 100002 -> SERVICE_UNAVAILABLE,
   100003 -> PROCESSING_ERROR.
 - Refunds: a refund of exactly 100013 paise (₹1,000.13) is rejected by the bank (FAILED).
+- Reversals of late approvals: a payment of exactly 100014 paise (₹1,000.14) cannot be
+  reversed (the reversal is refused, for a person to settle); any other is reversed.
 
 Like a real acquirer it remembers what it answered to the calls that move money (an OTP, a
 bank's decision, a transfer credited: payments.models.SandboxAcquirerCall), so its status
@@ -55,6 +57,8 @@ DECLINED_CARD = "4000000000000002"
 TEST_OTP = "123456"
 
 S2S_START_FAILURES = {100001: AcquirerRefused, 100002: AcquirerUnavailable, 100003: AcquirerError}
+# The amount of a payment whose late approval the sandbox refuses to reverse.
+REVERSAL_REFUSED_AMOUNT = 100014
 
 # Net banking banks and wallets the sandbox offers (code -> display name).
 BANKS = {
@@ -72,13 +76,20 @@ def new_rrn() -> str:
 def _remembered(payment: Payment, step: str, answer: AcquirerAnswer) -> AcquirerAnswer:
     """Keep the answer to a money-moving call, for call_status, and return it."""
     SandboxAcquirerCall.objects.create(payment=payment, step=step, outcome=answer.outcome.value,
-                                       reference=answer.reference, message=answer.message[:200])
+                                       reference=answer.reference, message=answer.message[:200],
+                                       attempt=payment.attempt)
     return answer
 
 
 def new_challenge_ref() -> str:
     """A 3-D Secure challenge id (the ACS transaction id of 3-D Secure 2)."""
     return "3DS-" + secrets.token_hex(12)
+
+
+def upi_request_cancelled(*, payment_id: int, attempt: int) -> bool:
+    """Whether the gateway cancelled the UPI pay request of the payment's attempt `attempt`
+    (SandboxAcquirer.upi_cancel): the sandbox payer's bank then never approves it."""
+    return SandboxAcquirerCall.objects.filter(payment_id=payment_id, step="upi_cancel", attempt=attempt).exists()
 
 
 class SandboxAcquirer:
@@ -109,6 +120,13 @@ class SandboxAcquirer:
         if vpa in (UPI_SUCCESS_VPA, UPI_TIMEOUT_VPA):
             return AcquirerAnswer(Outcome.PENDING, raw={"vpa": vpa, "result": "awaiting approval"})
         raise ValueError(f"{payer_vpa} is not a sandbox test VPA")
+
+    def upi_cancel(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+        # A pay request waits for the payer's approval until the approval task runs; once
+        # cancelled here, upi_request_cancelled stops that approval.
+        return _remembered(payment, "upi_cancel",
+                           AcquirerAnswer(Outcome.DECLINED, message="cancelled before the payer approved",
+                                          raw={"result": "cancelled"}))
 
     def card_authorize(self, *, payment: Payment, card: CardInput) -> AcquirerAnswer:
         if card.number == DECLINED_CARD:
@@ -147,7 +165,7 @@ class SandboxAcquirer:
                            AcquirerAnswer(Outcome.APPROVED, reference=new_rrn(), raw={"credited": amount}))
 
     def call_status(self, *, payment: Payment, step: str) -> AcquirerAnswer:
-        call = (SandboxAcquirerCall.objects.filter(payment=payment, step=step).order_by("-id")
+        call = (SandboxAcquirerCall.objects.filter(payment=payment, step=step, attempt=payment.attempt).order_by("-id")
                 .only("outcome", "reference", "message").first())
         if call is None:
             raise AcquirerRefused(f"no {step} call for {payment.sabpaisa_txn_id}")
@@ -168,3 +186,14 @@ class SandboxAcquirer:
         reference = "RF" + f"{int.from_bytes(digest[:8], 'big') % 10**12:012d}"
         return AcquirerAnswer(Outcome.APPROVED, reference=reference,
                               raw={"result": "refunded", "method": payment.payment_mode or payment.s2s_mode})
+
+    def reverse(self, *, payment: Payment, bank_rrn: str, amount: int, reversal_id: str) -> AcquirerAnswer:
+        """Idempotent on `reversal_id` and stateless, like `refund`: the reference is derived
+        from the approval and the reversal id, so a reversal sent twice gets one answer."""
+        if amount == REVERSAL_REFUSED_AMOUNT:
+            return AcquirerAnswer(Outcome.DECLINED, message="reversal refused by the bank (sandbox test amount)",
+                                  raw={"result": "reversal refused", "approval": bank_rrn})
+        digest = hashlib.sha256(f"{bank_rrn}|{reversal_id}".encode()).digest()
+        reference = "RV" + f"{int.from_bytes(digest[:8], 'big') % 10**12:012d}"
+        return AcquirerAnswer(Outcome.APPROVED, reference=reference,
+                              raw={"result": "reversed", "approval": bank_rrn})

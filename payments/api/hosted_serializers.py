@@ -126,6 +126,10 @@ class HostedPaymentCreateSerializer(RequestSerializer):
     description = StrictCharField(max_length=DESCRIPTION_MAX, required=False, allow_blank=True, allow_null=True,
                                   allow_line_breaks=True)
     metadata = MetadataField(required=False, allow_null=True)
+    # The live API's session field (UPSTREAM.md): the checkout page's language, at most 10
+    # characters. Stored as sent; the page speaks it when it knows it, else English.
+    language = StrictCharField(max_length=10, required=False, allow_blank=True, allow_null=True,
+                               help_text="the checkout page's language: hi or en (others fall back to English)")
     tokenId = StrictCharField(max_length=100, required=False, allow_null=True,
                               help_text="beta, staging only: pay with this saved card token (docs/tokens.md)")
     checksum = ChecksumField()
@@ -148,6 +152,9 @@ class HostedPaymentCreateSerializer(RequestSerializer):
         return value or ""
 
     def validate_description(self, value):
+        return value or ""
+
+    def validate_language(self, value):
         return value or ""
 
     def validate(self, attrs):

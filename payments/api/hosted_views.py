@@ -79,7 +79,7 @@ class HostedPaymentsView(GatewayAPIView):
             return_url=fields["returnUrl"], customer_name=fields.get("customerName", ""),
             customer_email=fields.get("customerEmail", ""), customer_phone=fields.get("customerPhone", ""),
             description=fields.get("description", ""), metadata=fields["metadata"], udf=fields["udf"],
-            order_details=order_details,
+            order_details=order_details, language=fields.get("language", ""),
         )
         outcome = hosted_payment_submit(merchant=merchant, create=create, body=data, token=token,
                                         idempotency_key=key)

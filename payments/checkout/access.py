@@ -10,14 +10,18 @@ X-Forwarded-For behind TRUSTED_PROXY_COUNT proxies); too many in a window answer
 """
 from __future__ import annotations
 
+from functools import wraps
+
 from csp.middleware import CSPMiddleware
 from django.core.cache import cache
+from django.utils import translation
 from django.utils.decorators import decorator_from_middleware
 from django.views.decorators.cache import never_cache
 
 from gateway.cache import counter_hit
 from gateway.clientip import client_ip
-from gateway.errors import NotFound, RateLimited
+from gateway.customer_pages import customer_error_page
+from gateway.errors import GatewayError, NotFound, RateLimited
 from payments.models import Payment
 from payments.selectors import payment_get_for_checkout, payment_get_hosted
 
@@ -32,9 +36,27 @@ checkout_csp = decorator_from_middleware(CSPMiddleware)
 
 
 def checkout_page(view):
-    """Every checkout and sandbox page: the CSP header, and never cached. (A GatewayError a
-    view raises becomes the JSON envelope in gateway.middleware.ApiErrorMiddleware.)"""
-    return checkout_csp(never_cache(view))
+    """Every checkout and sandbox page: the CSP header, never cached, and in the customer's
+    language (payments.checkout.language), its error pages included. (A GatewayError a view
+    raises becomes, for a browser, an HTML page in the checkout's look, and for anything else
+    the JSON envelope: gateway.customer_pages, gateway.middleware.ApiErrorMiddleware.)"""
+
+    @wraps(view)
+    def in_language(request, *args, **kwargs):
+        from payments.checkout.language import checkout_language
+
+        language = checkout_language(request, kwargs.get("payment_id"))
+        with translation.override(language):
+            try:
+                response = view(request, *args, **kwargs)
+            except GatewayError as exc:
+                response = customer_error_page(request, exc)
+                if response is None:
+                    raise
+        response.headers.setdefault("Content-Language", language)
+        return response
+
+    return checkout_csp(never_cache(in_language))
 
 
 def _bad_secret_key(request) -> str:

@@ -11,6 +11,8 @@ from django.conf import settings
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from gateway.brand import accent_palette
 from gateway.errors import GatewayError
@@ -18,20 +20,20 @@ from gateway.models import Merchant, MerchantBrand
 from gateway.methods import methods_for_amount
 from gateway.money import rupees_str
 from payments.acquirer.sandbox import BANKS, UPI_TEST_VPAS, WALLETS
-from payments.models import Payment
+from payments.models import Payment, PaymentEvent
 from tokens.selectors import token_for_checkout
 from tokens.services import card_consent_text
 
 M = Payment.Mode
 
 METHODS = (
-    (M.UPI, "UPI", "Pay with any UPI app: scan the QR code or enter your UPI ID"),
-    (M.CARD, "Card", "Credit or debit card: Visa, Mastercard, RuPay, Amex"),
-    (M.NB, "Net banking", "Pay from your bank account"),
-    (M.WALLET, "Wallet", "Paytm, PhonePe, Amazon Pay, MobiKwik"),
-    (M.NEFT, "NEFT", "Bank transfer from your internet banking"),
-    (M.RTGS, "RTGS", "Real-time bank transfer, usually for large amounts"),
-    (M.CHALLAN, "Cash challan", "Print a challan and pay in cash at a bank branch"),
+    (M.UPI, "UPI", _("Pay with any UPI app: scan the QR code or enter your UPI ID")),
+    (M.CARD, _("Card"), _("Credit or debit card: Visa, Mastercard, RuPay, Amex")),
+    (M.NB, _("Net banking"), _("Pay from your bank account")),
+    (M.WALLET, _("Wallet"), "Paytm, PhonePe, Amazon Pay, MobiKwik"),
+    (M.NEFT, "NEFT", _("Bank transfer from your internet banking")),
+    (M.RTGS, "RTGS", _("Real-time bank transfer, usually for large amounts")),
+    (M.CHALLAN, _("Cash challan"), _("Print a challan and pay in cash at a bank branch")),
 )
 
 
@@ -67,13 +69,15 @@ def time_left(deadline) -> dict:
     seconds = max(0, int((deadline - timezone.now()).total_seconds()))
     minutes = math.ceil(seconds / 60)
     if seconds >= 2 * 86400:  # a payment link lasts up to 30 days
-        text = f"{round(seconds / 86400)} days"
+        days = round(seconds / 86400)
+        text = ngettext("%(count)d day", "%(count)d days", days) % {"count": days}
     elif seconds >= 2 * 3600:
-        text = f"{round(seconds / 3600)} hours"
+        hours = round(seconds / 3600)
+        text = ngettext("%(count)d hour", "%(count)d hours", hours) % {"count": hours}
     elif minutes > 1:
-        text = f"{minutes} minutes"
+        text = ngettext("%(count)d minute", "%(count)d minutes", minutes) % {"count": minutes}
     else:
-        text = "less than a minute" if seconds < 60 else "1 minute"
+        text = gettext("less than a minute") if seconds < 60 else gettext("1 minute")
     return {"seconds": seconds, "text": text, "deadline": deadline}
 
 
@@ -141,10 +145,40 @@ def offered_methods(payment: Payment) -> list[str]:
     return methods_for_amount(payment.merchant.payment_methods, payment.amount)
 
 
-def render_methods(request, payment: Payment, *, open_method: str = "", errors=None, status: int = 200):
-    """The methods page, `open_method` unfolded and `errors` shown by field: only the methods
-    the merchant offers for the payment's amount (gateway.methods)."""
+# What the customer reads after a failed attempt, by the method that failed.
+ATTEMPT_FAILED_TITLES = {
+    M.UPI: _("Your UPI payment did not go through."),
+    M.CARD: _("Your card payment did not go through."),
+    M.NB: _("Your net banking payment did not go through."),
+    M.WALLET: _("Your wallet payment did not go through."),
+}
+
+
+def attempt_failed(payment: Payment) -> dict | None:
+    """Why the payment's last attempt failed, while it is open again (PENDING) after it: the
+    failed method, the acquirer's reason and how many attempts are left."""
+    if payment.status != Payment.Status.PENDING or not payment.failed_attempts or not payment.attempt_error:
+        return None
+    last = (payment.events.filter(kind=PaymentEvent.Kind.STATUS, to_status=Payment.Status.PENDING,
+                                  detail__outcome="failed")
+            .order_by("-id").values_list("detail", flat=True).first()) or {}
+    reason = payment.attempt_error
+    return {
+        "title": ATTEMPT_FAILED_TITLES.get(last.get("method"), _("Your payment did not go through.")),
+        "reason": reason[:1].upper() + reason[1:],
+        "attempts_left": Payment.MAX_FAILED_ATTEMPTS - payment.failed_attempts,
+        "method": last.get("method", ""),
+    }
+
+
+def render_methods(request, payment: Payment, *, open_method: str = "", errors=None, values=None,
+                   status: int = 200):
+    """The methods page, `open_method` unfolded and `errors` shown by field; after a failed
+    attempt, why it failed (data-attempt="failed", CONTRACT.md). Only the methods the merchant
+    offers for the payment's amount (gateway.methods)."""
     pid = payment.payment_id
+    failed = attempt_failed(payment)
+    open_method = open_method or (failed or {}).get("method", "")
     upi_link = upi_link_of(payment)
     offered = offered_methods(payment)
     methods = [{"code": code.value, "label": label, "hint": hint, "open": code.value == open_method,
@@ -163,8 +197,24 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
         test_vpas=UPI_TEST_VPAS,
         rtgs_minimum=format_inr(20_000_000),
         card_marks=marks_of(M.CARD),
+        attempt_failed=failed,
+        values=values or {},
     )
     return render(request, "checkout/page.html", context, status=status)
+
+
+def mode_label(mode: str) -> str:
+    return {code.value: label for code, label, _ in METHODS}.get(mode, "")
+
+
+def result_outcome(payment: Payment) -> str:
+    """Which result the page shows: paid, cancelled, failed or expired."""
+    S = Payment.Status
+    if payment.status == S.SUCCESS:
+        return "paid"
+    if payment.status == S.EXPIRED:
+        return "expired"
+    return "cancelled" if payment.failure_reason == "cancelled by the customer" else "failed"
 
 
 def plain(exc: GatewayError) -> str:

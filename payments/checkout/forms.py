@@ -7,29 +7,37 @@ from __future__ import annotations
 import re
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_variables
 
 from payments.acquirer.sandbox import BANKS, WALLETS
 from payments.cards import CardInput, detect_network, digits_only, luhn_valid, parse_expiry
 from payments.services.hosted import TRANSFER_MODES
 
+# parse_expiry's reasons, as the customer reads them.
+EXPIRY_ERRORS = {
+    "expiry must be MM/YY": _("Enter the expiry as MM/YY."),
+    "expiry month must be 01 to 12": _("The expiry month must be 01 to 12."),
+    "the card has expired": _("The card has expired."),
+}
+
 VPA = re.compile(r"[A-Za-z0-9.\-_]{2,256}@[A-Za-z][A-Za-z0-9.\-]{1,63}")
 
 
 class UpiForm(forms.Form):
-    vpa = forms.CharField(max_length=320, error_messages={"required": "Enter your UPI ID."})
+    vpa = forms.CharField(max_length=320, error_messages={"required": _("Enter your UPI ID.")})
 
     def clean_vpa(self):
         value = self.cleaned_data["vpa"].strip()
         if not VPA.fullmatch(value):
-            raise forms.ValidationError("Enter a UPI ID like name@bank.")
+            raise forms.ValidationError(_("Enter a UPI ID like name@bank."))
         return value
 
 
 class CardForm(forms.Form):
-    card_number = forms.CharField(max_length=30, error_messages={"required": "Enter the card number."})
-    card_expiry = forms.CharField(max_length=10, error_messages={"required": "Enter the expiry date (MM/YY)."})
-    card_cvv = forms.CharField(max_length=4, error_messages={"required": "Enter the CVV."})
+    card_number = forms.CharField(max_length=30, error_messages={"required": _("Enter the card number.")})
+    card_expiry = forms.CharField(max_length=10, error_messages={"required": _("Enter the expiry date (MM/YY).")})
+    card_cvv = forms.CharField(max_length=4, error_messages={"required": _("Enter the CVV.")})
     # Consent to save the card (tokenisation beta, staging only; tokens.services).
     save_card = forms.BooleanField(required=False)
 
@@ -37,22 +45,21 @@ class CardForm(forms.Form):
     def clean_card_number(self):
         number = digits_only(self.cleaned_data["card_number"])
         if not luhn_valid(number):
-            raise forms.ValidationError("This card number is not valid. Check it and try again.")
+            raise forms.ValidationError(_("This card number is not valid. Check it and try again."))
         if detect_network(number) == "UNKNOWN":
-            raise forms.ValidationError("This card network is not accepted.")
+            raise forms.ValidationError(_("This card network is not accepted."))
         return number
 
     def clean_card_expiry(self):
         try:
             return parse_expiry(self.cleaned_data["card_expiry"])
         except ValueError as exc:
-            message = str(exc)
-            raise forms.ValidationError(message[0].upper() + message[1:] + ".") from None
+            raise forms.ValidationError(EXPIRY_ERRORS.get(str(exc), _("Enter the expiry as MM/YY."))) from None
 
     def clean_card_cvv(self):
         cvv = self.cleaned_data["card_cvv"].strip()
         if not re.fullmatch(r"\d{3,4}", cvv):
-            raise forms.ValidationError("The CVV is the 3 digits on the back of the card.")
+            raise forms.ValidationError(_("The CVV is the 3 digits on the back of the card."))
         return cvv
 
     @sensitive_variables("number", "cvv")
@@ -62,7 +69,7 @@ class CardForm(forms.Form):
         if number and cvv:
             wanted = 4 if detect_network(number) == "AMEX" else 3
             if len(cvv) != wanted:
-                self.add_error("card_cvv", f"The CVV of this card has {wanted} digits.")
+                self.add_error("card_cvv", _("The CVV of this card has %(count)d digits.") % {"count": wanted})
                 return data
         if number and expiry and cvv:
             data["card"] = CardInput(number=number, expiry_month=expiry[0], expiry_year=expiry[1], cvv=cvv)
@@ -72,7 +79,7 @@ class CardForm(forms.Form):
 class SavedCardForm(forms.Form):
     """The saved card of a session created with tokenId: only its CVV is asked."""
 
-    card_cvv = forms.CharField(max_length=4, error_messages={"required": "Enter the CVV."})
+    card_cvv = forms.CharField(max_length=4, error_messages={"required": _("Enter the CVV.")})
 
     def __init__(self, *args, network: str, **kwargs):
         super().__init__(*args, **kwargs)
@@ -82,28 +89,28 @@ class SavedCardForm(forms.Form):
         cvv = self.cleaned_data["card_cvv"].strip()
         wanted = 4 if self.network == "AMEX" else 3
         if not re.fullmatch(rf"\d{{{wanted}}}", cvv):
-            raise forms.ValidationError(f"The CVV of this card has {wanted} digits.")
+            raise forms.ValidationError(_("The CVV of this card has %(count)d digits.") % {"count": wanted})
         return cvv
 
 
 class OtpForm(forms.Form):
-    otp = forms.CharField(max_length=12, error_messages={"required": "Enter the one-time password."})
+    otp = forms.CharField(max_length=12, error_messages={"required": _("Enter the one-time password.")})
 
     def clean_otp(self):
         otp = self.cleaned_data["otp"].strip()
         if not re.fullmatch(r"\d{4,8}", otp):
-            raise forms.ValidationError("The one-time password is 4 to 8 digits.")
+            raise forms.ValidationError(_("The one-time password is 4 to 8 digits."))
         return otp
 
 
 class BankForm(forms.Form):
     bank = forms.ChoiceField(choices=sorted(BANKS.items(), key=lambda item: item[1]),
-                             error_messages={"required": "Choose your bank.", "invalid_choice": "Choose your bank."})
+                             error_messages={"required": _("Choose your bank."), "invalid_choice": _("Choose your bank.")})
 
 
 class WalletForm(forms.Form):
     wallet = forms.ChoiceField(choices=sorted(WALLETS.items(), key=lambda item: item[1]),
-                               error_messages={"required": "Choose a wallet.", "invalid_choice": "Choose a wallet."})
+                               error_messages={"required": _("Choose a wallet."), "invalid_choice": _("Choose a wallet.")})
 
 
 class TransferForm(forms.Form):
@@ -115,4 +122,4 @@ class SandboxBankForm(forms.Form):
 
 
 class SandboxTransferForm(forms.Form):
-    reference = forms.CharField(max_length=40, error_messages={"required": "Enter the payment reference."})
+    reference = forms.CharField(max_length=40, error_messages={"required": _("Enter the payment reference.")})

@@ -1,5 +1,6 @@
 """Where the customer goes next: the page for the payment's state (methods while PENDING, the
-method's own page while PROCESSING, the merchant's returnUrl once final)."""
+method's own page while PROCESSING, our result page once final, which then sends the customer
+on to the merchant's returnUrl)."""
 from __future__ import annotations
 
 from django.conf import settings
@@ -28,14 +29,11 @@ def step_url(payment: Payment) -> str:
 
 
 def go_on(payment: Payment, *, here: str | None = None):
-    """None when the customer is on the right page (`here`), else the redirect: to the
-    merchant once final (recorded), else to the page for the payment's state. 303, so a POST
-    is followed by a GET."""
+    """None when the customer is on the right page (`here`), else the redirect to the page for
+    the payment's state: the result page once final. 303, so a POST is followed by a GET."""
     payment.refresh_from_db()
     payment = hosted.hosted_expire_if_due(payment)
-    if payment.is_final:
-        return HttpResponseRedirect(hosted.hosted_redirect(payment), status=303)
-    url = step_url(payment)
+    url = reverse("checkout:result", args=[payment.payment_id]) if payment.is_final else step_url(payment)
     if here is not None and url == here:
         return None
     return HttpResponseRedirect(url, status=303)

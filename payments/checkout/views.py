@@ -12,7 +12,9 @@ from django.conf import settings
 from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
+from django.views import i18n as i18n_views
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from gateway.errors import GatewayError, NotFound
@@ -22,11 +24,13 @@ from payments.checkout import forms
 from payments.checkout.access import checkout_page, grant_by_link, grant_by_secret, granted_payment
 from payments.checkout.display import (
     format_inr,
+    mode_label,
     offered_methods,
     page_context,
     plain,
     qr_data_uri,
     render_methods,
+    result_outcome,
     upi_link_of,
 )
 from payments.checkout.navigation import go_on
@@ -41,10 +45,13 @@ M = Payment.Mode
 # How often the waiting page reloads itself (meta refresh: no JavaScript needed).
 STATUS_REFRESH_SECONDS = 3
 
-TRANSFER_LABELS = {M.NEFT: "NEFT", M.RTGS: "RTGS", M.CHALLAN: "cash challan"}
+TRANSFER_LABELS = {M.NEFT: "NEFT", M.RTGS: "RTGS", M.CHALLAN: _("cash challan")}
 
 
 # --- pages ----------------------------------------------------------------------------------
+
+set_language = checkout_page(require_POST(i18n_views.set_language))
+
 
 @checkout_page
 @require_GET
@@ -65,8 +72,9 @@ def upi(request, payment_id: str):
     """UPI collect: the customer's UPI app is asked to approve; the waiting page follows."""
     payment = granted_payment(request, payment_id)
     form = forms.UpiForm(request.POST)
+    typed = {"vpa": request.POST.get("vpa", "")[:320]}  # shown again beside its error: not card data
     if not form.is_valid():
-        return render_methods(request, payment, open_method=M.UPI, errors=form.errors)
+        return render_methods(request, payment, open_method=M.UPI, errors=form.errors, values=typed)
     from payments.services.upi import upi_pay
 
     try:
@@ -74,7 +82,7 @@ def upi(request, payment_id: str):
     except InvalidTransition:
         pass
     except GatewayError as exc:
-        return render_methods(request, payment, open_method=M.UPI, errors={"vpa": [plain(exc)]})
+        return render_methods(request, payment, open_method=M.UPI, errors={"vpa": [plain(exc)]}, values=typed)
     return go_on(payment)
 
 
@@ -109,7 +117,7 @@ def card_saved(request, payment_id: str):
     token = token_for_checkout(payment=payment)
     if token is None:
         return render_methods(request, payment, open_method=M.CARD, errors={
-            "saved_card": ["This saved card is no longer available. Pay with a card or another method."]})
+            "saved_card": [_("This saved card is no longer available. Pay with a card or another method.")]})
     form = forms.SavedCardForm(request.POST, network=token.network)
     if not form.is_valid():
         return render_methods(request, payment, open_method=M.CARD, errors=form.errors)
@@ -182,7 +190,7 @@ def transfer_start(request, payment_id: str):
     payment = granted_payment(request, payment_id)
     form = forms.TransferForm(request.POST)
     if not form.is_valid():
-        return render_methods(request, payment, errors={"mode": ["Choose NEFT, RTGS or cash challan."]})
+        return render_methods(request, payment, errors={"mode": [_("Choose NEFT, RTGS or cash challan.")]})
     try:
         hosted.hosted_transfer_start(payment=payment, mode=form.cleaned_data["mode"])
     except InvalidTransition:
@@ -215,7 +223,8 @@ def status(request, payment_id: str):
     payment = granted_payment(request, payment_id)
     payment.refresh_from_db()
     payment = hosted.hosted_expire_if_due(payment)
-    waiting_here = payment.status == S.PENDING or (
+    # After a failed attempt the methods page says why; the QR waits there too.
+    waiting_here = (payment.status == S.PENDING and not payment.attempt_error) or (
         payment.status == S.PROCESSING and payment.payment_mode in (M.UPI, *hosted.BANK_MODES)
     )
     if not waiting_here:
@@ -225,7 +234,25 @@ def status(request, payment_id: str):
         payment, refresh_seconds=STATUS_REFRESH_SECONDS, upi_link=upi_link,
         upi_qr=qr_data_uri(upi_link) if upi_link else None,
         back_url=reverse("checkout:page", args=[payment_id]),
+        change_method_url=reverse("checkout:upi-change-method", args=[payment_id]),
     ))
+
+
+@checkout_page
+@require_POST
+def upi_change_method(request, payment_id: str):
+    """The customer stops waiting for the UPI app and goes back to the methods (the request is
+    cancelled at the acquirer; payments.services.upi.upi_change_method)."""
+    payment = granted_payment(request, payment_id)
+    from payments.services.upi import upi_change_method as change
+
+    payment.refresh_from_db()
+    if payment.status == S.PROCESSING and payment.payment_mode == M.UPI:
+        try:
+            change(payment=payment)
+        except InvalidTransition:
+            pass  # approved, expired or being confirmed meanwhile: go_on shows which
+    return go_on(payment)
 
 
 @checkout_page
@@ -266,6 +293,36 @@ def brand_logo(request, merchant_code: str, digest: str):
     response["Cache-Control"] = "public, max-age=31536000, immutable"
     response["Content-Security-Policy"] = "default-src 'none'"
     return response
+
+
+@checkout_page
+@require_GET
+def result(request, payment_id: str):
+    """Our own page for a final payment: the outcome, the amount, the merchant, our reference
+    and what to do next, then on to the merchant after CHECKOUT_RESULT_REDIRECT_SECONDS (a
+    meta refresh, no JavaScript needed) or at once by its button. Reading it writes nothing,
+    so reloading it adds nothing to the payment's story."""
+    payment = granted_payment(request, payment_id)
+    redirect = go_on(payment, here=reverse("checkout:result", args=[payment_id]))
+    if redirect is not None:
+        return redirect
+    return render(request, "checkout/result.html", page_context(
+        payment, outcome=result_outcome(payment), mode_label=mode_label(payment.payment_mode),
+        return_url=reverse("checkout:return", args=[payment_id]),
+        redirect_seconds=settings.CHECKOUT_RESULT_REDIRECT_SECONDS,
+    ))
+
+
+@checkout_page
+@require_GET
+def return_to_merchant(request, payment_id: str):
+    """The signed redirect to the merchant's returnUrl (CONTRACT.md), built now so its
+    timestamp is fresh; the first one is recorded in the payment's story."""
+    payment = granted_payment(request, payment_id)
+    payment.refresh_from_db()
+    if not payment.is_final:
+        return go_on(payment)
+    return HttpResponseRedirect(hosted.hosted_redirect(payment), status=303)
 
 
 # --- sandbox pages (staging only: SandboxGateMiddleware answers 404 under /sandbox/ in production)

@@ -2,15 +2,14 @@
 
 Every answer is kept with its `reference`: the bank reference (RRN) of an approval, the
 challenge id of a 3-D Secure challenge. That is what lets an approval that could not be
-recorded as SUCCESS still be found and reversed: the one case here that needs a person.
+recorded as SUCCESS be reversed (payments.services.reversals).
 """
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from datetime import timedelta
 
-from payments.acquirer.base import AcquirerAnswer
+from payments.acquirer.base import CALL_TIME_LIMIT, AcquirerAnswer
 from payments.models import Payment, PaymentEvent
 from payments.services.transitions import payment_note
 
@@ -22,9 +21,9 @@ NEEDS_REVERSAL = "approved after final — needs reversal"
 
 # How long a claimed acquirer call may stay without a recorded answer before the payments sweep
 # asks the acquirer's status query about it (the process or the database went down mid-call):
-# longer than any acquirer call may take. UPI pay requests (payments.services.upi) and hosted
+# as long as any acquirer call may take. UPI pay requests (payments.services.upi) and hosted
 # steps (payments.services.cutoff) alike.
-STATUS_QUERY_AFTER = timedelta(seconds=60)
+STATUS_QUERY_AFTER = CALL_TIME_LIMIT
 
 
 def status_queries_run(due: Iterable[tuple], *, take: Callable[[tuple], bool], ask: Callable[[tuple], None],
@@ -46,26 +45,22 @@ def status_queries_run(due: Iterable[tuple], *, take: Callable[[tuple], bool], a
     return asked
 
 
-def acquirer_answer_record(*, payment_id: int, step: str, answer: AcquirerAnswer) -> PaymentEvent:
+def acquirer_answer_record(*, payment_id: int, step: str, answer: AcquirerAnswer,
+                           attempt: int | None = None) -> PaymentEvent:
     """Append the acquirer's answer to `step` (card_authorize, card_verify_otp, upi_pay, ...)
-    to the payment's story, with its reference. Never carries card data (AcquirerAnswer.raw
-    never does)."""
+    of the hosted attempt `attempt` to the payment's story, with its reference. Never carries
+    card data (AcquirerAnswer.raw never does)."""
     return payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
                         detail={**answer.raw, "step": step, "outcome": answer.outcome.value,
-                                "message": answer.message, "reference": answer.reference})
+                                "message": answer.message, "reference": answer.reference,
+                                **({"attempt": attempt} if attempt is not None else {})})
 
 
-def acquirer_approval_refused(*, payment_id: int, step: str, bank_rrn: str) -> PaymentEvent | None:
-    """An approval (money moved, `bank_rrn` its reference) found the payment final already, so
-    it could not become SUCCESS. When the payment is EXPIRED or FAILED the customer paid for a
-    payment the merchant was told did not happen: logged at ERROR and kept in the payment's
-    story with the RRN, for the reversal. An approval of a payment that is SUCCESS already is
-    the first approval's duplicate (the sandbox UPI approval task run twice): nothing to do."""
-    status = Payment.objects.filter(pk=payment_id).values_list("status", flat=True).first()
-    if status not in (S.EXPIRED, S.FAILED):
-        return None
-    logger.error("%s: payment %s is %s but %s was approved with RRN %s", NEEDS_REVERSAL, payment_id, status,
-                 step, bank_rrn)
-    return payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
-                        detail={"step": step, "outcome": "approved", "reference": bank_rrn,
-                                "result": NEEDS_REVERSAL, "status": status})
+def attempt_left(*, payment_id: int, attempt: int | None) -> bool:
+    """Whether an answer about the hosted attempt `attempt` is for an attempt the customer has
+    left (the payment has started another since): an approval of it is to be reversed even if
+    another attempt paid (payments.services.reversals.payment_late_approval_handle, abandoned)."""
+    if attempt is None:
+        return False
+    current = Payment.objects.filter(pk=payment_id).values_list("attempt", flat=True).first()
+    return current is not None and current != attempt

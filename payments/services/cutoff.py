@@ -20,11 +20,12 @@ what it answered (`Acquirer.call_status`), and that answer is recorded (step
   customer can try the step again;
 - the acquirer unavailable: asked again a period later.
 
-A payment can also go final while its claim is cut off: its deadline passes within the minute
-(the expiry does not wait for claims), or the customer cancels. It is asked about all the same,
-because the money may have moved: an approval of a payment that is EXPIRED or FAILED is kept
-in its story with the RRN and logged for reversal (acquirer_approval_refused), as for any late
-approval; then, whatever the answer, the claim is cleared.
+A payment can also go final while its claim is cut off: the expiry waits for a claim only as
+long as STATUS_QUERY_AFTER (payments.services.transitions), and the customer may cancel. It is
+asked about all the same, because the money may have moved: an approval of a payment that is
+EXPIRED or FAILED is kept in its story with the RRN and reversed
+(payments.services.reversals.payment_late_approval_handle), as any late approval; then,
+whatever the answer, the claim is cleared.
 
 Each payment is taken by a conditional update of its claim's time first, so two sweeps at
 once ask about it once, and the next period's sweep asks again only if it is still claimed.
@@ -98,5 +99,5 @@ def _reconcile_one(payment_id: int, step: str) -> None:
     try:
         step_answer_apply(payment, step, answer, recorded_as=status_step)
     except InvalidTransition:
-        pass  # final already: the answer is recorded, an approval kept for reversal
+        pass  # final already: the answer is recorded, an approval reversed
     acquirer_call_release(payment_id, open_only=False)  # settled, whatever the status

@@ -9,6 +9,10 @@ timeout (an hour), so a transfer's 72-hour expiry would have been delivered agai
 The sweep is one indexed query when nothing is due, needs nothing queued and nothing kept, and
 survives a lost message, a dead worker or a flushed broker by construction. Pages and payers
 that meet an overdue payment expire it on the spot (payments.services.hosted, .upi).
+
+Neither expires a payment whose acquirer call is in flight: the expiry waits for it, at most
+EXPIRY_WAITS_FOR_CALL (60 s; payments.services.transitions), and an approval that still comes
+after that is reversed (payments.services.reversals).
 """
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ SANDBOX_UPI_SUCCESS_DELAY_SECONDS by a Celery task (and by the payments sweep, s
 message be lost), and its deadline is moved past that approval so it cannot expire first;
 failure@sandbox is declined at once; timeout@sandbox is never approved and the payment expires
 at min(now + SANDBOX_UPI_TIMEOUT_SECONDS, its own expiry). An approval that still finds the
-payment EXPIRED or FAILED is logged and kept with its RRN for reversal
-(payments.services.acquirer_answers).
+payment EXPIRED or FAILED is logged, kept with its RRN and reversed
+(payments.services.reversals).
 """
 from __future__ import annotations
 
@@ -37,13 +37,15 @@ from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import (
     STATUS_QUERY_AFTER,
     acquirer_answer_record,
-    acquirer_approval_refused,
+    attempt_left,
     status_queries_run,
 )
+from payments.services.reversals import payment_late_approval_handle
 from payments.services.transitions import (
     payment_expire,
     payment_note,
-    payment_mark_failed,
+    payment_attempt_abandon,
+    payment_attempt_failed,
     payment_mark_processing,
     payment_mark_succeeded,
 )
@@ -184,7 +186,7 @@ def _claim(payment: Payment, vpa: str) -> Payment:
     if payment.status == S.PENDING:
         try:
             return payment_mark_processing(payment_id=payment.pk, payment_mode=Payment.Mode.UPI,
-                                           payer_vpa=vpa, detail={"via": "upi", "payerVpa": vpa})
+                                           payer_vpa=vpa, detail={"method": "UPI", "via": "upi", "payerVpa": vpa})
         except InvalidTransition:  # another UPI app or method got there first
             payment.refresh_from_db()
             _ensure_open(payment)
@@ -242,20 +244,27 @@ def _follow_answer(payment: Payment, vpa: str, answer, *, step: str) -> Payment:
     """Record the acquirer's answer about `vpa`'s pay request and act on it: a decline makes
     the payment FAILED, an approval SUCCESS; the sandbox's pending answers get their
     follow-up. Returns the payment as it then stands."""
-    acquirer_answer_record(payment_id=payment.pk, step=step, answer=answer)
+    acquirer_answer_record(payment_id=payment.pk, step=step, answer=answer, attempt=_attempt_of(payment))
     if answer.outcome == Outcome.DECLINED:
+        # S2S: FAILED. Hosted: a failed attempt, and the customer may choose again.
         try:
-            return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the payer",
-                                       detail={"payerVpa": vpa, **answer.raw})
-        except InvalidTransition:  # it expired meanwhile: that stands
+            return payment_attempt_failed(payment_id=payment.pk, reason=answer.message or "declined by the payer",
+                                          attempt=_attempt_of(payment), detail={"payerVpa": vpa, **answer.raw})
+        except InvalidTransition:  # it expired meanwhile, or the customer left it: that stands
             payment.refresh_from_db()
             return payment
     if answer.outcome == Outcome.APPROVED:
-        return _approve(payment.pk, answer.reference, step=step) or Payment.objects.get(pk=payment.pk)
+        return (_approve(payment.pk, answer.reference, step=step, attempt=_attempt_of(payment))
+                or Payment.objects.get(pk=payment.pk))
     if get_acquirer().name == "sandbox":
         _sandbox_follow_up(payment, vpa)
     payment.refresh_from_db()
     return payment
+
+
+def _attempt_of(payment: Payment) -> int | None:
+    """The hosted attempt an answer about `payment` belongs to (None for S2S, which has one)."""
+    return payment.attempt if payment.flow == Payment.Flow.HOSTED else None
 
 
 def _release_claim(payment: Payment, vpa: str) -> bool:
@@ -332,7 +341,7 @@ def _sandbox_follow_up(payment: Payment, vpa: str) -> None:
     if vpa == UPI_SUCCESS_VPA:
         delay = float(settings.SANDBOX_UPI_SUCCESS_DELAY_SECONDS)
         _keep_open_for_approval(payment, vpa, delay)
-        _send_quietly("upi_sandbox_approve_task", payment.pk, countdown=delay)
+        _send_quietly("upi_sandbox_approve_task", payment.pk, countdown=delay, attempt=_attempt_of(payment))
     elif vpa == UPI_TIMEOUT_VPA:
         deadline = timezone.now() + timedelta(seconds=settings.SANDBOX_UPI_TIMEOUT_SECONDS)
         if deadline < payment.expires_at:
@@ -354,32 +363,69 @@ def _keep_open_for_approval(payment: Payment, vpa: str, delay: float) -> None:
         payment.expires_at = floor
 
 
-def _send_quietly(task_name: str, payment_id: int, *, countdown: float) -> None:
+def _send_quietly(task_name: str, payment_id: int, *, countdown: float, **kwargs) -> None:
     from payments import tasks
 
     try:
-        getattr(tasks, task_name).apply_async(args=[payment_id], countdown=countdown)
+        getattr(tasks, task_name).apply_async(args=[payment_id], kwargs=kwargs, countdown=countdown)
     except Exception:  # noqa: BLE001 - the broker is down: the payments sweep finishes it
         logger.warning("could not queue %s for payment %s; the sweep will", task_name, payment_id)
 
 
-def _approve(payment_id: int, bank_rrn: str, *, step: str) -> Payment | None:
+def _approve(payment_id: int, bank_rrn: str, *, step: str, attempt: int | None = None) -> Payment | None:
     try:
-        return payment_mark_succeeded(payment_id=payment_id, bank_rrn=bank_rrn,
-                                      detail={"source": "acquirer", "bankRrn": bank_rrn})
+        return payment_mark_succeeded(payment_id=payment_id, bank_rrn=bank_rrn, attempt=attempt,
+                                      detail={"source": "acquirer", "bankRrn": bank_rrn,
+                                              **({"attempt": attempt} if attempt is not None else {})})
     except InvalidTransition:
-        # Final already. Approved twice: the first answer stands. Expired or failed: the money
-        # moved for a payment the merchant was told did not happen; kept for reversal.
-        acquirer_approval_refused(payment_id=payment_id, step=step, bank_rrn=bank_rrn)
+        # Approved twice: the first answer stands. Expired, failed, or (hosted) an attempt the
+        # customer left: the money moved for a payment the merchant was not told about; it is
+        # given back (payments.services.reversals).
+        payment_late_approval_handle(payment_id=payment_id, step=step, bank_rrn=bank_rrn,
+                                     abandoned=attempt_left(payment_id=payment_id, attempt=attempt))
         return None
 
 
-def upi_sandbox_approve(*, payment_id: int) -> Payment | None:
-    """The sandbox payer's bank approves: PROCESSING -> SUCCESS with a fresh RRN. Returns None
-    (and changes nothing) when the payment is final already. Safe to run more than once."""
-    from payments.acquirer.sandbox import new_rrn
+def upi_sandbox_approve(*, payment_id: int, attempt: int | None = None) -> Payment | None:
+    """The sandbox payer's bank approves the pay request of the payment's attempt `attempt`
+    (default: its current one): PROCESSING -> SUCCESS with a fresh RRN. A request the gateway
+    cancelled (the customer changed method) is never approved; one approved for an attempt
+    the customer left is kept for reversal. Returns None (and changes nothing) when the
+    payment is final already. Safe to run more than once."""
+    from payments.acquirer.sandbox import new_rrn, upi_request_cancelled
 
-    return _approve(payment_id, new_rrn(), step="upi_sandbox_approve")
+    if attempt is not None and upi_request_cancelled(payment_id=payment_id, attempt=attempt):
+        return None
+    return _approve(payment_id, new_rrn(), step="upi_sandbox_approve", attempt=attempt)
+
+
+def upi_change_method(*, payment: Payment) -> Payment:
+    """Hosted: the customer leaves the UPI request waiting for their app to choose another
+    method. PROCESSING (UPI) -> PENDING first (committed, payments.services.transitions), then,
+    with no lock held, the acquirer is asked to cancel the request. A request it can no longer
+    cancel may still be approved in the customer's app: that late approval finds its attempt
+    over and is reversed (payment_late_approval_handle), so the customer is never
+    charged twice. Returns the payment, PENDING. Raises InvalidTransition when it is not
+    waiting for a UPI app."""
+    before, payment = payment_attempt_abandon(payment_id=payment.pk, modes=(Payment.Mode.UPI,),
+                                              reason="the customer chose another method")
+    if not before.payer_vpa:
+        return payment  # the QR was shown, nobody had paid it: no request to cancel
+    try:
+        answer = get_acquirer().upi_cancel(payment=before, payer_vpa=before.payer_vpa)
+    except AcquirerError as exc:
+        # The request may still be approved; its approval then finds the attempt over.
+        logger.warning("UPI payment %s: the left request could not be cancelled: %s", payment.sabpaisa_txn_id,
+                       type(exc).__name__)
+        payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER,
+                     detail={"step": "upi_cancel", "outcome": "no answer", "attempt": before.attempt,
+                             "error": type(exc).__name__})
+        return payment
+    acquirer_answer_record(payment_id=payment.pk, step="upi_cancel", answer=answer, attempt=before.attempt)
+    if answer.outcome == Outcome.APPROVED:  # approved before it could be cancelled
+        payment_late_approval_handle(payment_id=payment.pk, step="upi_cancel", bank_rrn=answer.reference,
+                                     abandoned=True)
+    return payment
 
 
 def upi_sandbox_approvals_due(*, now=None, limit: int = 500) -> int:
@@ -393,16 +439,21 @@ def upi_sandbox_approvals_due(*, now=None, limit: int = 500) -> int:
     now = now or timezone.now()
     # A second of slack, so the sweep does not race the task it is standing in for.
     cutoff = now - timedelta(seconds=float(settings.SANDBOX_UPI_SUCCESS_DELAY_SECONDS) + 1)
-    ids = list(
+    awaiting = PaymentEvent.objects.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__result=AWAITING_APPROVAL,
+                                           created_at__lte=cutoff)
+    due = list(
         Payment.objects.filter(status=S.PROCESSING, payment_mode=Payment.Mode.UPI, payer_vpa=UPI_SUCCESS_VPA,
-                               events__kind=PaymentEvent.Kind.ACQUIRER,
-                               events__detail__result=AWAITING_APPROVAL, events__created_at__lte=cutoff)
-        .order_by("pk").values_list("pk", flat=True).distinct()[:limit]
+                               events__in=awaiting)
+        .order_by("pk").values_list("pk", "flow", "attempt").distinct()[:limit]
     )
     approved = 0
-    for payment_id in ids:
+    for payment_id, flow, attempt in due:
+        # Hosted: only the current attempt's request, never one the customer left before it.
+        if flow == Payment.Flow.HOSTED and not awaiting.filter(payment_id=payment_id, detail__attempt=attempt).exists():
+            continue
         try:
-            approved += upi_sandbox_approve(payment_id=payment_id) is not None
+            approved += upi_sandbox_approve(payment_id=payment_id,
+                                            attempt=attempt if flow == Payment.Flow.HOSTED else None) is not None
         except Exception:  # noqa: BLE001 - one bad row must not stop the others, nor the expiry after
             logger.exception("sandbox approval of payment %s failed", payment_id)
     return approved

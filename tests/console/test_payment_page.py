@@ -148,6 +148,27 @@ def test_the_page_costs_the_same_number_of_queries_however_long_the_story(as_rol
     assert len(four_refunds) == len(one_refund), [q["sql"][:120] for q in four_refunds.captured_queries]
 
 
+def test_every_checkout_attempt_is_its_own_line_of_the_story(as_role, shop):
+    # Issue 19: a declined card, a left UPI request and the card that paid, each an attempt.
+    from payments.cards import CardInput
+    from payments.services import hosted
+    from payments.services.upi import upi_change_method, upi_pay
+
+    payment = hosted.hosted_payment_create(merchant=shop.merchant, merchant_txn_id="ORD-ATTEMPTS", amount=50000,
+                                           currency="INR", return_url="https://shop.example.in/r").payment
+    fresh = lambda: Payment.objects.select_related("merchant").get(pk=payment.pk)  # noqa: E731
+    hosted.hosted_card_pay(payment=fresh(), card=CardInput("4000000000000002", 12, 2039, "123"))
+    upi_pay(payment_id=payment.pk, payer_vpa="success@sandbox")
+    upi_change_method(payment=fresh())
+    hosted.hosted_card_pay(payment=fresh(), card=CardInput("4111111111111111", 12, 2039, "123"))
+    hosted.hosted_card_verify_otp(payment=fresh(), otp="123456")
+    text = " | ".join(body for _, body in story_rows(page_of(as_role("support"), payment)))
+    for line in ("Attempt 1 (CARD) started", "Attempt 1 (CARD) failed: PROCESSING → PENDING",
+                 "Attempt 2 (UPI) started", "Attempt 2 (UPI) left for another method: PROCESSING → PENDING",
+                 "Attempt 3 (CARD) started", "PROCESSING → SUCCESS"):
+        assert line in text, line
+
+
 def test_the_order_the_merchant_sent_is_on_the_page_escaped(as_role, db):
     """issue 17: the optional order fields are shown, not dropped."""
     payment = make_payment(make_merchant(), status=Payment.Status.PENDING)

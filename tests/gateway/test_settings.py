@@ -56,3 +56,10 @@ def test_unknown_gateway_env_is_refused():
 def test_staging_defaults_start():
     result = manage_check()
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("value", ["-1", "61", "soon"])
+def test_a_result_page_wait_it_cannot_honour_is_refused_at_start(value):
+    result = manage_check(CHECKOUT_RESULT_REDIRECT_SECONDS=value)
+    assert result.returncode != 0
+    assert "CHECKOUT_RESULT_REDIRECT_SECONDS" in result.stderr

@@ -117,6 +117,7 @@ class ModelPayment:
     vpa: str = ""
     overdue: bool = False           # expires_at is in the past
     transfer_reference: str = ""
+    failed_attempts: int = 0        # hosted: the third failed attempt ends the payment
 
     @property
     def open(self) -> bool:
@@ -182,6 +183,17 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
             f"{model.flow} payment is {actual.status} by {actual.payment_mode or 'no method'}; "
             f"the model expected {model.status} by {model.mode or 'no method'}")
         return result
+
+    @staticmethod
+    def _attempt_fails(model: ModelPayment) -> Expected:
+        """A declined attempt (CONTRACT.md, issue 19): a hosted payment is PENDING again with no
+        method, or FAILED at its third failed attempt; an S2S payment is FAILED."""
+        if model.flow == Payment.Flow.S2S:
+            return Expected(None, S.FAILED)
+        failed = model.failed_attempts + 1
+        if failed >= Payment.MAX_FAILED_ATTEMPTS:
+            return Expected(None, S.FAILED, {"failed_attempts": failed})
+        return Expected(None, S.PENDING, {"failed_attempts": failed, "mode": "", "vpa": ""})
 
     def _expired_on_touch(self, model: ModelPayment, error: type[Exception]) -> Expected | None:
         """A service that looks at an open payment past its deadline expires it first."""
@@ -253,7 +265,8 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
             if model.status != S.PENDING:
                 expected = Expected(InvalidTransition, model.status)
             elif number == DECLINED_CARD:
-                expected = Expected(None, S.FAILED, {"mode": M.CARD})
+                expected = self._attempt_fails(ModelPayment(**{**model.__dict__, "mode": M.CARD}))
+                expected.changes.setdefault("mode", M.CARD)
             else:
                 expected = Expected(None, S.PROCESSING, {"mode": M.CARD})
         card = CardInput(number=number, expiry_month=12, expiry_year=date.today().year + 3, cvv="123")
@@ -267,7 +280,7 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
             if model.status != S.PROCESSING or model.mode != M.CARD:
                 expected = Expected(InvalidTransition, model.status)
             else:
-                expected = Expected(None, S.SUCCESS if otp == RIGHT_OTP else S.FAILED)
+                expected = Expected(None, S.SUCCESS) if otp == RIGHT_OTP else self._attempt_fails(model)
         self._apply(model, expected, lambda: hosted.hosted_card_verify_otp(payment=self._fresh(model), otp=otp))
 
     # --- UPI, both flows -------------------------------------------------------------------------
@@ -282,7 +295,10 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
         elif model.status == S.PROCESSING and (model.mode != M.UPI or model.vpa):
             expected = Expected(ValidationError, model.status)  # another method, or another UPI app, pays it
         else:
-            expected = Expected(None, S.FAILED if vpa == FAILURE_VPA else S.PROCESSING, {"mode": M.UPI, "vpa": vpa})
+            expected = Expected(None, S.PROCESSING, {"mode": M.UPI, "vpa": vpa})
+            if vpa == FAILURE_VPA:
+                expected = self._attempt_fails(model)
+                expected.changes = {"mode": M.UPI, "vpa": vpa, **expected.changes}
         self._apply(model, expected, lambda: upi_pay(payment_id=model.pk, payer_vpa=vpa))
 
     def _awaiting_approval(self) -> list[ModelPayment]:
@@ -328,7 +344,7 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
         expected = self._expired_on_touch(model, InvalidTransition)
         if expected is None:
             if model.status == S.PROCESSING and model.mode in (M.NB, M.WALLET):
-                expected = Expected(None, S.SUCCESS if approved else S.FAILED)
+                expected = Expected(None, S.SUCCESS) if approved else self._attempt_fails(model)
             else:
                 expected = Expected(InvalidTransition, model.status)
         self._apply(model, expected,

@@ -16,7 +16,7 @@ from payments.models import Payment
 from payments.services.acquirer_answers import acquirer_answer_record
 from payments.services.hosted.session import _ensure_open
 from payments.services.hosted.steps import _acquirer_no_answer, _claim, step_answer_apply
-from payments.services.transitions import payment_mark_failed, payment_mark_processing
+from payments.services.transitions import payment_attempt_failed, payment_mark_processing
 from payments.state import InvalidTransition
 from tokens import selectors as token_selectors
 from tokens import services as token_services
@@ -29,10 +29,11 @@ M = Payment.Mode
 
 def _authorisation_failed(payment_id: int, exc: AcquirerError) -> Payment:
     """The acquirer did not answer a card authorisation. Nothing is charged before the 3-D
-    Secure OTP is verified, so this one is safely FAILED (unlike _acquirer_no_answer)."""
+    Secure OTP is verified, so this one is safely a failed attempt (unlike
+    _acquirer_no_answer): the customer may try again."""
     logger.warning("acquirer error on payment %s: %s", payment_id, type(exc).__name__)
-    return payment_mark_failed(payment_id=payment_id, reason="the bank could not be reached; no money was taken",
-                               detail={"acquirer_error": type(exc).__name__})
+    return payment_attempt_failed(payment_id=payment_id, reason="the bank could not be reached; no money was taken",
+                                  detail={"acquirer_error": type(exc).__name__})
 
 
 @transaction.atomic(durable=True)
@@ -55,12 +56,13 @@ def _card_challenge_record(*, payment_id: int, answer: AcquirerAnswer, issuer: s
 
 def _card_start_abandon(payment_id: int, exc: Exception) -> None:
     """Something broke between PROCESSING and the challenge (the consent record, the acquirer
-    call, recording its answer). No challenge was recorded, so no OTP can be taken; make the
-    payment FAILED too, so the customer goes back to the merchant instead of waiting for its
-    expiry. Money moves only when an OTP is verified, so none was taken."""
+    call, recording its answer). No challenge was recorded, so no OTP can be taken; end the
+    attempt as failed, so the customer may choose again instead of waiting for its expiry.
+    Money moves only when an OTP is verified, so none was taken."""
     try:
-        payment_mark_failed(payment_id=payment_id, reason="the card payment could not be started; no money was taken",
-                            detail={"error": type(exc).__name__})
+        payment_attempt_failed(payment_id=payment_id,
+                               reason="the card payment could not be started; no money was taken",
+                               detail={"error": type(exc).__name__})
     except InvalidTransition:
         pass  # final already
     except Exception:  # noqa: BLE001 - the original error is what the caller must see
@@ -71,9 +73,9 @@ def _card_start_abandon(payment_id: int, exc: Exception) -> None:
 def hosted_card_pay(*, payment: Payment, card: CardInput, save_card: bool = False) -> Payment:
     """Start a card payment. PENDING -> PROCESSING (last 4 and network kept, nothing else of
     the card), then the acquirer: a 3-D Secure challenge is recorded (card_challenge_ref) and
-    leaves it PROCESSING for hosted_card_verify_otp; a decline makes it FAILED. Until the
-    challenge is recorded no OTP is taken, and should anything fail before then the payment
-    becomes FAILED. The card itself lives only in this call. `save_card` (staging only): the
+    leaves it PROCESSING for hosted_card_verify_otp; a decline is a failed attempt
+    (payment_attempt_failed: back to PENDING, or FAILED at the last one). Until the challenge
+    is recorded no OTP is taken, and should anything fail before then the attempt fails. The card itself lives only in this call. `save_card` (staging only): the
     customer consented to save the card, recorded with the card's expiry for the token
     (tokens.services.card_consent_record).
     Raises InvalidTransition when the session is no longer open."""
@@ -87,16 +89,18 @@ def hosted_card_pay(*, payment: Payment, card: CardInput, save_card: bool = Fals
         if save_card:
             token_services.card_consent_record(payment=payment, expiry_month=card.expiry_month,
                                                expiry_year=card.expiry_year)
+        elif payment.attempt > 1:
+            token_services.card_consent_forget(payment=payment)  # an earlier attempt's card
         try:
             answer = get_acquirer().card_authorize(payment=payment, card=card)
         except AcquirerError as exc:
             return _authorisation_failed(payment.pk, exc)
-        acquirer_answer_record(payment_id=payment.pk, step="card_authorize", answer=answer)
+        acquirer_answer_record(payment_id=payment.pk, step="card_authorize", answer=answer, attempt=payment.attempt)
         issuer = (answer.issuer or "")[:60]
         if answer.outcome == Outcome.CHALLENGE:
             return _card_challenge_record(payment_id=payment.pk, answer=answer, issuer=issuer)
-        return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the issuer",
-                                   card_issuer=issuer)
+        return payment_attempt_failed(payment_id=payment.pk, reason=answer.message or "declined by the issuer",
+                                      attempt=payment.attempt, detail={"issuer": issuer})
     except InvalidTransition:
         raise  # it went final meanwhile (expired): that stands
     except Exception as exc:
@@ -109,7 +113,7 @@ def hosted_saved_card_pay(*, payment: Payment, cvv: str) -> Payment:
     """Pay a session created with `tokenId` with its saved card: the customer still types the
     CVV (in memory only) and then answers the same 3-D Secure challenge as for a typed card
     (hosted_card_verify_otp). PENDING -> PROCESSING with the token's last 4, network and
-    issuer; the card network declines a token deleted meanwhile (FAILED).
+    issuer; the card network declines a token deleted meanwhile (a failed attempt).
     Raises InvalidTransition when the session is no longer open, ValidationError naming
     tokenId when its token can no longer pay (deleted, expired), FeatureNotAvailable in
     production."""
@@ -125,10 +129,11 @@ def hosted_saved_card_pay(*, payment: Payment, cvv: str) -> Payment:
             answer = token_services.token_authorize(token=token, payment=payment, cvv=cvv)
         except AcquirerError as exc:
             return _authorisation_failed(payment.pk, exc)
-        acquirer_answer_record(payment_id=payment.pk, step="token_authorize", answer=answer)
+        acquirer_answer_record(payment_id=payment.pk, step="token_authorize", answer=answer, attempt=payment.attempt)
         if answer.outcome == Outcome.CHALLENGE:
             return _card_challenge_record(payment_id=payment.pk, answer=answer)
-        return payment_mark_failed(payment_id=payment.pk, reason=answer.message or "declined by the card network")
+        return payment_attempt_failed(payment_id=payment.pk, reason=answer.message or "declined by the card network",
+                                      attempt=payment.attempt)
     except InvalidTransition:
         raise
     except Exception as exc:
@@ -138,8 +143,8 @@ def hosted_saved_card_pay(*, payment: Payment, cvv: str) -> Payment:
 
 def hosted_card_verify_otp(*, payment: Payment, otp: str) -> Payment:
     """Finish the 3-D Secure challenge: the right OTP makes the payment SUCCESS (with its bank
-    reference), any other makes it FAILED (one attempt, CONTRACT.md), so an OTP cannot be
-    guessed. Only a payment whose challenge the acquirer issued takes an OTP (checked under the
+    reference), any other fails the attempt (one OTP per challenge; a new attempt is a new
+    challenge, and the third failed attempt ends the payment), so an OTP cannot be guessed. Only a payment whose challenge the acquirer issued takes an OTP (checked under the
     row lock), and the OTP goes to the acquirer with that challenge. One submission at a time
     reaches the acquirer, and none once the payment is final.
     Raises InvalidTransition when the payment is not waiting for an OTP, ValidationError (otp)

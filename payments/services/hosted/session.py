@@ -19,6 +19,7 @@ from gateway.errors import DuplicateTransaction
 from gateway.methods import ensure_some_method_takes
 from gateway.models import Merchant
 from gateway.signing import return_signature
+from payments.locks import lock_payment
 from payments.models import Payment, PaymentEvent
 from payments.services.transitions import payment_expire, payment_mark_failed, payment_note
 from payments.state import InvalidTransition
@@ -52,10 +53,12 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
                           return_url: str, customer_name: str = "", customer_email: str = "",
                           customer_phone: str = "", description: str = "", metadata: dict | None = None,
                           udf: dict | None = None, order_details: dict | None = None,
-                          token: Token | None = None, expires_at: datetime | None = None) -> HostedSession:
+                          token: Token | None = None, language: str = "",
+                          expires_at: datetime | None = None) -> HostedSession:
     """Open a checkout session: a PENDING hosted payment that expires after
     CHECKOUT_SESSION_TTL_SECONDS (the expiry sweep ends it then; payments.services.expiry). With `token`
-    (from tokens.selectors.token_get_usable) the checkout offers that saved card. `expires_at`
+    (from tokens.selectors.token_get_usable) the checkout offers that saved card; `language`
+    (as the merchant sent it) is the page's language (payments.checkout.language). `expires_at`
     replaces the session's lifetime (a payment link lasts up to 30 days).
     Raises ValidationError naming amount when no method the merchant offers takes `amount`
     (gateway.methods), DuplicateTransaction when the merchant already used `merchant_txn_id`
@@ -67,6 +70,7 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
         merchant_txn_id=merchant_txn_id, amount=amount, currency=currency, return_url=return_url,
         customer_name=customer_name, customer_email=customer_email, customer_phone=customer_phone,
         description=description, metadata=metadata or {}, udf=udf or {}, order_details=order_details or {},
+        language=language,
         client_secret_hash=client_secret_hash(client_secret),
         expires_at=expires_at or timezone.now() + timedelta(seconds=settings.CHECKOUT_SESSION_TTL_SECONDS),
     )
@@ -161,9 +165,19 @@ def hosted_return_url(payment: Payment, *, now: float | None = None) -> str:
 
 
 def hosted_redirect(payment: Payment) -> str:
-    """The address to send the customer to now, with the redirect recorded in the payment's story."""
+    """The address to send the customer to now. The first return is recorded in the payment's
+    story; returning again (a reload, the back button, a second tab) adds nothing."""
     url = hosted_return_url(payment)
+    _redirect_note_once(payment)
+    return url
+
+
+@transaction.atomic
+def _redirect_note_once(payment: Payment) -> None:
+    # Row lock: two tabs returning at the same moment record one redirect, not two.
+    lock_payment(payment.pk)
+    if payment.events.filter(kind=PaymentEvent.Kind.REDIRECT).exists():
+        return
     parts = urlsplit(payment.return_url)
     payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.REDIRECT,
                  detail={"status": payment.status, "to": f"{parts.scheme}://{parts.netloc}{parts.path}"})
-    return url

@@ -14,9 +14,10 @@ from gateway.errors import ServiceUnavailable, ValidationError
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, Outcome
 from payments.locks import lock_payment
 from payments.models import Payment, PaymentEvent
-from payments.services.acquirer_answers import acquirer_answer_record, acquirer_approval_refused
+from payments.services.acquirer_answers import acquirer_answer_record, attempt_left
 from payments.services.hosted.session import hosted_expire_if_due
-from payments.services.transitions import payment_mark_failed, payment_mark_succeeded, payment_note
+from payments.services.reversals import payment_late_approval_handle
+from payments.services.transitions import payment_attempt_failed, payment_mark_succeeded, payment_note
 from payments.state import InvalidTransition
 
 logger = logging.getLogger("payments.hosted")
@@ -96,22 +97,26 @@ def step_answer_apply(payment: Payment, step: str, answer: AcquirerAnswer, *,
                       recorded_as: str | None = None) -> Payment | None:
     """The acquirer's answer to a claimed money-moving step (card_verify_otp, bank_authorize,
     transfer_received), recorded as `recorded_as` (default: the step) and applied, the claim
-    ending with it: APPROVED makes the payment SUCCESS with its RRN, anything else FAILED. A
+    ending with it: APPROVED makes the payment SUCCESS with its RRN, anything else a failed
+    attempt (payment_attempt_failed: the methods again, or FAILED at the last one); both only
+    while the claimed attempt is the payment's current one. A
     transfer the bank could not confirm is no decline: its funds stay with the bank, the claim
     is given back and None returned (the payment stays open). An approval that finds the
-    payment final already (it expired during the call) is kept with its RRN for reversal, then
-    InvalidTransition is raised as for any late answer."""
+    payment final already (it expired or was cancelled during the call) is kept with its RRN
+    and reversed (payment_late_approval_handle), then InvalidTransition is raised as for any
+    late answer."""
     recorded_as = recorded_as or step
-    acquirer_answer_record(payment_id=payment.pk, step=recorded_as, answer=answer)
+    acquirer_answer_record(payment_id=payment.pk, step=recorded_as, answer=answer, attempt=payment.attempt)
     if answer.outcome == Outcome.APPROVED:
         try:
             return payment_mark_succeeded(payment_id=payment.pk, bank_rrn=answer.reference,
-                                          acquirer_call_started_at=None)
+                                          attempt=payment.attempt, acquirer_call_started_at=None)
         except InvalidTransition:
-            acquirer_approval_refused(payment_id=payment.pk, step=recorded_as, bank_rrn=answer.reference)
+            payment_late_approval_handle(payment_id=payment.pk, step=recorded_as, bank_rrn=answer.reference,
+                                         abandoned=attempt_left(payment_id=payment.pk, attempt=payment.attempt))
             raise
     if step == "transfer_received":
         acquirer_call_release(payment.pk)
         return None
-    return payment_mark_failed(payment_id=payment.pk, reason=answer.message or _DECLINED.get(step, ""),
-                               acquirer_call_started_at=None)
+    return payment_attempt_failed(payment_id=payment.pk, reason=answer.message or _DECLINED.get(step, ""),
+                                  attempt=payment.attempt, acquirer_call_started_at=None)

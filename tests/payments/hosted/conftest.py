@@ -104,6 +104,7 @@ def merchant_site():
 def checkout(browser, live_server, settings):
     """A fresh browser context (cookies and all) at phone size, on the live server."""
     settings.GATEWAY_PUBLIC_URL = live_server.url
+    settings.CHECKOUT_RESULT_REDIRECT_SECONDS = 1  # the result page's wait (default 5 s), shortened
     context = browser.new_context(viewport=PHONE)
     context.set_default_timeout(15_000)
     page = context.new_page()
@@ -135,6 +136,16 @@ def wait_for_return(page, site) -> dict:
     prefix = site.url("/shop/return") + "?"
     page.wait_for_url(lambda url: url.startswith(prefix))
     return return_query(page.url)
+
+
+def assert_attempt_failed(page, session: dict, why: str) -> None:
+    """The failed attempt is on the methods page (CONTRACT.md) and the payment is still open."""
+    from payments.models import Payment
+
+    notice = page.locator("[data-attempt=failed]")
+    assert why in notice.inner_text()
+    assert page.locator("[data-method=CARD]").count() == 1 and page.locator("[data-action=cancel]").count() == 1
+    assert Payment.objects.get(payment_id=session["paymentId"]).status == "PENDING"
 
 
 def submit(page, method: str) -> None:

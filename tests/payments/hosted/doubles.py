@@ -95,6 +95,9 @@ class ScriptedAcquirer(SandboxAcquirer):
     def call_status(self, **kwargs):
         return self._around("call_status", kwargs, lambda: super(ScriptedAcquirer, self).call_status(**kwargs))
 
+    def reverse(self, **kwargs):
+        return self._around("reverse", kwargs, lambda: super(ScriptedAcquirer, self).reverse(**kwargs))
+
 
 def use_acquirer(monkeypatch, acquirer) -> None:
     """Make every caller of payments.acquirer.get_acquirer() talk to `acquirer`: replaced where

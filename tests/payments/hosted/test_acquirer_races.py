@@ -4,6 +4,8 @@ transactions and threads for the concurrent requests; only the acquirer is a tes
 (tests/payments/hosted/doubles.py), so the test decides when it answers."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core.cache import cache
 from django.utils import timezone
@@ -14,7 +16,7 @@ from payments.cards import CardInput
 from payments.models import Payment, PaymentEvent
 from payments.services import hosted
 from payments.services.expiry import payments_expire_due
-from payments.services.transitions import payment_expire
+from payments.services.transitions import EXPIRY_WAITS_FOR_CALL, payment_expire
 from payments.state import InvalidTransition
 from tests.payments.hosted.doubles import Request, scripted_acquirer
 from tests.support.factories import make_merchant
@@ -50,6 +52,9 @@ def fresh(payment: Payment) -> Payment:
 
 # --- 1. the OTP needs a challenge the acquirer issued ----------------------------------------
 
+# A failed attempt leaves a hosted payment PENDING, the methods offered again (CONTRACT.md, issue
+# 19): where these tests once saw FAILED they see PENDING, and still no SUCCESS and one call.
+
 def test_an_otp_sent_while_a_declined_card_is_being_authorised_is_refused(shop, acquirer):
     # Tab 1 submits a card the issuer will decline; while the acquirer is deciding (the payment
     # is already PROCESSING/CARD), tab 2 posts the public sandbox OTP.
@@ -60,9 +65,9 @@ def test_an_otp_sent_while_a_declined_card_is_being_authorised_is_refused(shop, 
     with pytest.raises(ValidationError):
         hosted.hosted_card_verify_otp(payment=fresh(payment), otp="123456")
     gate.open()
-    assert paying.finish().status == S.FAILED
+    assert paying.finish().status == S.PENDING
     payment.refresh_from_db()
-    assert payment.status == S.FAILED and not payment.bank_rrn
+    assert payment.status == S.PENDING and not payment.bank_rrn
     assert not acquirer.called("card_verify_otp")
 
 
@@ -86,7 +91,7 @@ def test_a_card_payment_that_broke_before_its_challenge_cannot_take_an_otp(shop,
     with pytest.raises(ValidationError):
         hosted.hosted_card_verify_otp(payment=fresh(payment), otp="123456")
     payment.refresh_from_db()
-    assert payment.status == S.FAILED and not payment.bank_rrn
+    assert payment.status == S.PENDING and not payment.bank_rrn
     assert not acquirer.called("card_verify_otp")
 
 
@@ -95,11 +100,11 @@ def test_a_card_payment_that_broke_before_its_challenge_cannot_take_an_otp(shop,
 def test_a_second_otp_from_a_stale_page_never_reaches_the_acquirer(shop, acquirer):
     payment = hosted.hosted_card_pay(payment=new_session(shop), card=VISA)
     tab1, tab2 = fresh(payment), fresh(payment)  # both loaded while PROCESSING
-    assert hosted.hosted_card_verify_otp(payment=tab1, otp="000000").status == S.FAILED
+    assert hosted.hosted_card_verify_otp(payment=tab1, otp="000000").status == S.PENDING
     with pytest.raises(InvalidTransition):
         hosted.hosted_card_verify_otp(payment=tab2, otp="123456")
     assert [outcome for _, outcome, _ in acquirer.called("card_verify_otp")] == ["declined"]
-    assert fresh(payment).status == S.FAILED
+    assert fresh(payment).status == S.PENDING
 
 
 def test_an_otp_being_checked_keeps_its_claim_however_long_the_acquirer_takes(shop, acquirer):
@@ -111,16 +116,16 @@ def test_an_otp_being_checked_keeps_its_claim_however_long_the_acquirer_takes(sh
     with pytest.raises(ValidationError):
         hosted.hosted_card_verify_otp(payment=fresh(payment), otp="123456")
     gate.open()
-    assert first.finish().status == S.FAILED
+    assert first.finish().status == S.PENDING
     assert [outcome for _, outcome, _ in acquirer.called("card_verify_otp")] == ["declined"]
-    assert fresh(payment).status == S.FAILED and not fresh(payment).bank_rrn
+    assert fresh(payment).status == S.PENDING and not fresh(payment).bank_rrn
 
 
 @pytest.mark.parametrize("mode", ["NB", "WALLET"])
 def test_a_bank_page_answered_from_two_stale_tabs_reaches_the_acquirer_once(shop, acquirer, mode):
     payment = hosted.hosted_bank_start(payment=new_session(shop), mode=mode, bank_code="HDFC")
     tab1, tab2 = fresh(payment), fresh(payment)
-    assert hosted.hosted_bank_complete(payment=tab1, approved=False).status == S.FAILED
+    assert hosted.hosted_bank_complete(payment=tab1, approved=False).status == S.PENDING
     with pytest.raises(InvalidTransition):
         hosted.hosted_bank_complete(payment=tab2, approved=True)
     assert [outcome for _, outcome, _ in acquirer.called("bank_authorize")] == ["declined"]
@@ -157,9 +162,10 @@ def test_an_approval_that_finds_the_payment_expired_is_kept_with_its_rrn_for_rev
     gate = acquirer.gate("card_verify_otp")
     paying = Request(lambda: hosted.hosted_card_verify_otp(payment=fresh(payment), otp="123456"))
     gate.wait_entered()
-    # The session's deadline passes while the issuer is verifying the OTP: the expiry task wins.
+    # The session's deadline passes while the issuer is verifying the OTP, and the expiry has
+    # waited for the call as long as any acquirer call may take: it goes ahead.
     Payment.objects.filter(pk=payment.pk).update(expires_at=timezone.now())
-    assert payment_expire(payment_id=payment.pk) is not None
+    assert payment_expire(payment_id=payment.pk, now=timezone.now() + EXPIRY_WAITS_FOR_CALL + timedelta(seconds=1))
     gate.open()
     with pytest.raises(InvalidTransition):
         paying.finish()

@@ -31,7 +31,7 @@ def test_screenshots_of_the_checkout(checkout, start, label, viewport):
     page.fill("input[name=card_expiry]", "12/39")
     page.fill("input[name=card_cvv]", "123")
     submit(page, "CARD")
-    page.wait_for_selector(".alert")
+    page.wait_for_selector("#card_number-error")  # checked before submitting (issue 19; was the server's .alert)
     shoot(page, f"checkout-{label}-card-error")
     page.fill("input[name=card_number]", "4111 1111 1111 1111")
     page.fill("input[name=card_expiry]", "12/39")

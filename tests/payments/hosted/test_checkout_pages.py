@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qsl
 
 import pytest
 from django.test import Client
 from django.utils import timezone
 
 from payments.models import Payment
-from tests.payments.hosted.conftest import session_body
+from tests.payments.hosted.conftest import independent_return_signature, session_body
 
 pytestmark = pytest.mark.django_db
 
@@ -228,14 +229,44 @@ def test_a_bank_answer_sent_while_another_is_being_confirmed_is_shown_on_the_ban
     assert Payment.objects.get(payment_id=session["paymentId"]).status == "PROCESSING"
 
 
-def test_final_payment_sends_the_customer_back_with_a_recorded_redirect(client, session):
+def test_a_final_payment_shows_our_result_page_then_the_signed_return(client, session, shop):
+    # Issue 19: the outcome on our own page first, then returnUrl (was: straight to returnUrl).
     enter(client, session)
-    response = client.post(f"/checkout/{session['paymentId']}/cancel")
-    assert response.status_code == 303 and response["Location"].startswith("http://merchant.test/shop/return?")
-    again = client.get(f"/checkout/{session['paymentId']}")
-    assert again.status_code == 303 and "status=FAILED" in again["Location"]
-    payment = Payment.objects.get(payment_id=session["paymentId"])
-    assert payment.events.filter(kind="redirect").count() == 2
+    pid = session["paymentId"]
+    response = client.post(f"/checkout/{pid}/cancel")
+    assert response.status_code == 303 and response["Location"] == f"/checkout/{pid}/result"
+    page = client.get(response["Location"])
+    html = page.content.decode()
+    payment = Payment.objects.get(payment_id=pid)
+    assert page.status_code == 200 and 'data-payment-status="FAILED"' in html and "Payment cancelled" in html
+    assert "₹1,499.00" in html and "Chai Point Stores" in html and payment.sabpaisa_txn_id in html
+    assert f'<noscript><meta http-equiv="refresh" content="5;url=/checkout/{pid}/return"></noscript>' in html
+    assert 'data-redirect-after="5"' in html  # with JavaScript: the same wait, and a way to stay
+    assert f'href="/checkout/{pid}/return" data-action="return"' in html
+    assert client.get(f"/checkout/{pid}")["Location"] == f"/checkout/{pid}/result"  # any page of it
+    back = client.get(f"/checkout/{pid}/return")
+    assert back.status_code == 303 and back["Location"].startswith("http://merchant.test/shop/return?")
+    query = back["Location"].split("?", 1)[1]
+    assert "status=FAILED" in query
+    assert independent_return_signature(shop.secret_key, query) == dict(
+        parse_qsl(query))["signature"]
+
+
+def test_reloading_a_finished_page_adds_nothing_to_the_payments_story(client, session):
+    # Issue 18 item 5: every reload of a final payment's page used to append a redirect event.
+    enter(client, session)
+    pid = session["paymentId"]
+    client.post(f"/checkout/{pid}/cancel")
+    payment = Payment.objects.get(payment_id=pid)
+    before = payment.events.count()
+    for _ in range(3):
+        assert client.get(f"/checkout/{pid}/result").status_code == 200
+        assert client.get(f"/checkout/{pid}").status_code == 303
+    assert payment.events.count() == before
+    for _ in range(3):
+        assert client.get(f"/checkout/{pid}/return").status_code == 303
+    assert payment.events.count() == before + 1
+    assert payment.events.filter(kind="redirect").count() == 1
 
 
 def test_staff_can_read_payments_in_the_admin_but_not_change_them(admin_client, session):
@@ -249,3 +280,45 @@ def test_staff_can_read_payments_in_the_admin_but_not_change_them(admin_client, 
     payment.refresh_from_db()
     assert payment.status == "PENDING"
     assert admin_client.get("/admin/payments/payment/add/").status_code in (401, 403)
+
+
+HTML = {"HTTP_ACCEPT": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+
+
+@pytest.mark.parametrize("url", ["/checkout/{pid}?clientSecret=wrong", "/checkout/{pid}", "/checkout/{pid}/nowhere"])
+def test_a_browser_opening_a_bad_link_gets_an_html_page_not_the_envelope(client, session, url):
+    response = client.get(url.format(pid=session["paymentId"]), **HTML)
+    html = response.content.decode()
+    assert response.status_code == 404 and response["Content-Type"].startswith("text/html")
+    assert 'data-error="NOT_FOUND"' in html and "This payment link does not work" in html
+    assert "Chai" not in html and "1,499" not in html and '<html lang="en' in html
+    # An API client on the same address keeps the envelope.
+    assert client.get(url.format(pid=session["paymentId"])).json()["errorCode"] == "NOT_FOUND"
+
+
+def test_a_browser_over_the_bad_link_limit_gets_an_html_page_with_retry_after(client, session):
+    from payments.checkout.access import BAD_SECRET_LIMIT
+
+    for attempt in range(BAD_SECRET_LIMIT):
+        client.get(f"/checkout/{session['paymentId']}?clientSecret=guess{attempt}")
+    response = client.get(
+        f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}", **HTML)
+    assert response.status_code == 429 and int(response["Retry-After"]) > 0
+    assert 'data-error="RATE_LIMITED"' in response.content.decode()
+
+
+def test_a_browser_posting_a_stale_form_gets_an_html_page(session):
+    browser = Client(enforce_csrf_checks=True)
+    enter(browser, session)
+    response = browser.post(f"/checkout/{session['paymentId']}/cancel", **HTML)
+    assert response.status_code == 400 and 'data-error="VALIDATION_ERROR"' in response.content.decode()
+    assert Payment.objects.get(payment_id=session["paymentId"]).status == "PENDING"
+
+
+def test_a_browser_opening_a_finished_link_sees_the_result_page(client, session):
+    enter(client, session)
+    client.post(f"/checkout/{session['paymentId']}/cancel")
+    fresh_browser = Client()
+    response = fresh_browser.get(f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}",
+                                 follow=True, **HTML)
+    assert response.status_code == 200 and 'data-payment-status="FAILED"' in response.content.decode()

@@ -242,3 +242,17 @@ def test_the_api_document_describes_creation_and_both_enquiry_forms():
     assert {"hosted_payment_create", "payment_enquiry", "payment_enquiry_body"} <= operations
     request = schema["components"]["schemas"]["HostedPaymentRequestSchemaRequest"]["properties"]
     assert request["amount"]["type"] == "integer" and "udf20" in request and "timestamp" in request
+
+
+@pytest.mark.parametrize("language", ["hi", "en", "ta-IN", "", None, "x" * 10])
+def test_the_checkout_language_is_kept_as_sent(api, shop, language):
+    response = api.post(URL, session_body(shop, language=language), format="json", HTTP_X_API_KEY=shop.api_key)
+    assert response.status_code == 200, response.content
+    assert Payment.objects.get(payment_id=response.json()["paymentId"]).language == (language or "")
+
+
+@pytest.mark.parametrize("language", ["x" * 11, 7, ["hi"]])
+def test_a_language_that_is_too_long_or_not_a_string_names_the_field(api, shop, language):
+    response = api.post(URL, session_body(shop, language=language), format="json", HTTP_X_API_KEY=shop.api_key)
+    assert_error(response, 400, "VALIDATION_ERROR", "language")
+    assert not Payment.objects.exists()

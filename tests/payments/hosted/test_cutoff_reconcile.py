@@ -16,10 +16,11 @@ from django.utils import timezone
 from payments.acquirer.base import AcquirerUnavailable
 from payments.acquirer.sandbox import SandboxAcquirer
 from payments.cards import CardInput
-from payments.models import Payment, PaymentEvent
+from payments.models import Payment, PaymentEvent, Reversal
 from payments.services import hosted
 from payments.services.acquirer_answers import NEEDS_REVERSAL, STATUS_QUERY_AFTER
 from payments.services.expiry import payments_expire_due
+from payments.services.transitions import EXPIRY_WAITS_FOR_CALL
 from payments.services.hosted.steps import _claim
 from payments.services.cutoff import hosted_cut_off_calls, hosted_unanswered_reconcile
 from payments.tasks import payments_expire_sweep
@@ -68,13 +69,15 @@ def test_an_otp_the_acquirer_approved_ends_in_success_with_its_reference(merchan
     assert status_answers(payment)[0]["outcome"] == "approved"
 
 
-def test_a_bank_page_the_acquirer_declined_fails_the_payment(merchant):
+def test_a_bank_page_the_acquirer_declined_fails_the_attempt(merchant):
     payment = hosted.hosted_bank_start(payment=new_session(merchant), mode="NB", bank_code="SBIN")
     payment = claimed(payment, modes=hosted.BANK_MODES, target=S.FAILED, field="decision")
     SANDBOX.bank_authorize(payment=payment, bank_code="SBIN", approved=False)
     assert hosted_unanswered_reconcile() == 1
     payment.refresh_from_db()
-    assert payment.status == S.FAILED and payment.failure_reason == "declined on the bank's page (sandbox)"
+    # A failed attempt (CONTRACT.md): the methods again, with the bank's reason.
+    assert payment.status == S.PENDING and payment.attempt_error == "declined on the bank's page (sandbox)"
+    assert payment.acquirer_call_started_at is None and payment.failed_attempts == 1
 
 
 def test_funds_the_acquirer_credited_end_in_success(merchant):
@@ -135,15 +138,17 @@ def test_the_sweep_settles_a_cut_off_approval_before_it_expires_anything(merchan
 def test_an_approval_found_after_the_payment_expired_is_kept_for_reversal(merchant, caplog):
     payment = card_waiting_for_otp(merchant, ago=timedelta(seconds=5))
     answer = SANDBOX.card_verify_otp(payment=payment, otp="123456", challenge_ref=payment.card_challenge_ref)
-    # The deadline passed before the claim was a minute old: the expiry does not wait for it.
+    # The deadline passed, and the expiry waited for the claim as long as it waits for any.
     Payment.objects.filter(pk=payment.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    payments_expire_due()
+    assert payments_expire_due() == 0
+    assert payments_expire_due(now=timezone.now() + EXPIRY_WAITS_FOR_CALL + timedelta(seconds=1)) == 1
     assert hosted_unanswered_reconcile(now=timezone.now() + DUE) == 1
     payment.refresh_from_db()
     assert (payment.status, payment.bank_rrn, payment.acquirer_call_started_at) == (S.EXPIRED, "", None)
     kept = PaymentEvent.objects.get(payment=payment, detail__result=NEEDS_REVERSAL)
     assert (kept.detail["reference"], kept.detail["step"]) == (answer.reference, "card_verify_otp_status")
     assert NEEDS_REVERSAL in caplog.text and answer.reference in caplog.text
+    assert Reversal.objects.get(payment=payment).bank_rrn == answer.reference  # and given back
     assert hosted_unanswered_reconcile(now=timezone.now() + 2 * DUE) == 0  # settled: not asked again
 
 

@@ -102,8 +102,9 @@ def test_card_otp_right_succeeds_with_a_bank_reference_and_wrong_fails(merchant)
     assert good.status == S.SUCCESS and len(good.bank_rrn) == 12 and good.paid_amount == good.amount
     bad = hosted.hosted_card_pay(payment=new_session(merchant), card=VISA)
     bad = hosted.hosted_card_verify_otp(payment=bad, otp="000000")
-    assert bad.status == S.FAILED and not bad.bank_rrn
-    with pytest.raises(InvalidTransition):  # one attempt: a second OTP finds it final
+    # A failed attempt: the methods again (CONTRACT.md), with the reason to show.
+    assert bad.status == S.PENDING and not bad.bank_rrn and "wrong OTP" in bad.attempt_error
+    with pytest.raises(InvalidTransition):  # one OTP per challenge: a second one finds no challenge
         hosted.hosted_card_verify_otp(payment=bad, otp="123456")
 
 
@@ -164,7 +165,7 @@ def test_bank_and_wallet_answers(merchant, mode):
     ok = hosted.hosted_bank_complete(payment=ok, approved=True)
     assert ok.status == S.SUCCESS and ok.bank_rrn
     no = hosted.hosted_bank_start(payment=new_session(merchant), mode=mode, bank_code="X")
-    assert hosted.hosted_bank_complete(payment=no, approved=False).status == S.FAILED
+    assert hosted.hosted_bank_complete(payment=no, approved=False).status == S.PENDING  # a failed attempt
     with pytest.raises(ValueError):
         hosted.hosted_bank_start(payment=new_session(merchant), mode="CARD", bank_code="X")
 

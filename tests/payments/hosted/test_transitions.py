@@ -35,18 +35,20 @@ def move(payment: Payment, target: str):
         return transitions.payment_mark_failed(payment_id=payment.pk, reason="declined")
     if target == S.EXPIRED:
         return transitions.payment_expire(payment_id=payment.pk)
+    if target == S.PENDING:  # a hosted attempt failed: the methods again
+        return transitions.payment_attempt_failed(payment_id=payment.pk, reason="declined")
     raise AssertionError(target)
 
 
 ALLOWED = [(a, b) for a in ALL for b in ALL if b in TRANSITIONS[a]]
-REFUSED = [(a, b) for a in ALL for b in ALL if b not in TRANSITIONS[a] and b != S.PENDING]
+REFUSED = [(a, b) for a in ALL for b in ALL if b not in TRANSITIONS[a]]
 
 
 def test_the_table_is_what_the_hosted_flow_needs():
     assert TRANSITIONS[S.PENDING] == {S.PROCESSING, S.FAILED, S.EXPIRED}
-    assert TRANSITIONS[S.PROCESSING] == {S.SUCCESS, S.FAILED, S.EXPIRED}
+    # Back to PENDING: a failed hosted attempt (CONTRACT.md: the methods are offered again).
+    assert TRANSITIONS[S.PROCESSING] == {S.SUCCESS, S.FAILED, S.EXPIRED, S.PENDING}
     assert all(not TRANSITIONS[final] for final in Payment.FINAL_STATUSES)
-    assert not any(S.PENDING in targets for targets in TRANSITIONS.values())  # nothing goes back
 
 
 @pytest.mark.parametrize(("current", "target"), ALLOWED)
@@ -84,8 +86,40 @@ def test_refused_transition_changes_nothing(merchant, current, target):
     assert not WebhookEvent.objects.exists()
 
 
-def test_nothing_moves_a_payment_back_to_pending():
-    assert all(S.PENDING not in TRANSITIONS[status] for status in ALL)
+def test_only_an_attempt_in_flight_moves_a_payment_back_to_pending():
+    assert [status for status in ALL if S.PENDING in TRANSITIONS[status]] == [S.PROCESSING]
+
+
+def test_a_failed_attempt_of_an_s2s_payment_is_final(merchant):
+    payment = payment_in(merchant, S.PROCESSING)
+    Payment.objects.filter(pk=payment.pk).update(flow=Payment.Flow.S2S, payment_mode="")
+    assert transitions.payment_attempt_failed(payment_id=payment.pk, reason="declined").status == S.FAILED
+
+
+def test_the_third_failed_attempt_ends_a_hosted_payment_with_one_webhook(merchant):
+    payment = payment_in(merchant, S.PENDING, expired=False)
+    for attempt in (1, 2, 3):
+        started = transitions.payment_mark_processing(payment_id=payment.pk, payment_mode="CARD")
+        assert started.attempt == attempt and started.attempt_error == ""
+        failed = transitions.payment_attempt_failed(payment_id=payment.pk, reason=f"declined {attempt}")
+        assert failed.failed_attempts == attempt
+    assert failed.status == S.FAILED and failed.failure_reason == "declined 3"
+    assert [e.to_status for e in payment.events.filter(kind="status")] == [S.PROCESSING, S.PENDING] * 2 + [
+        S.PROCESSING, S.FAILED]
+    assert WebhookEvent.objects.filter(subject_id=payment.sabpaisa_txn_id).count() == 1
+
+
+def test_an_answer_for_an_attempt_that_is_over_decides_nothing(merchant):
+    payment = payment_in(merchant, S.PENDING, expired=False)
+    transitions.payment_mark_processing(payment_id=payment.pk, payment_mode="UPI")
+    transitions.payment_attempt_failed(payment_id=payment.pk, reason="declined")
+    transitions.payment_mark_processing(payment_id=payment.pk, payment_mode="CARD")  # attempt 2
+    with pytest.raises(InvalidTransition):
+        transitions.payment_mark_succeeded(payment_id=payment.pk, bank_rrn="123456789012", attempt=1)
+    with pytest.raises(InvalidTransition):
+        transitions.payment_attempt_failed(payment_id=payment.pk, reason="late", attempt=1)
+    payment.refresh_from_db()
+    assert (payment.status, payment.attempt, payment.failed_attempts) == (S.PROCESSING, 2, 1)
 
 
 @pytest.mark.parametrize("current", [S.PENDING, S.PROCESSING])

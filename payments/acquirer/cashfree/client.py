@@ -1,0 +1,512 @@
+"""A client for Cashfree's Payment Gateway API (version 2025-01-01): orders, order pay, status
+queries and refunds. Standalone: the Acquirer adapter that maps these calls onto the gateway's
+flows comes with issue 22, on issue 21's acquirer seam.
+
+Why direct HTTP and not PyPI `cashfree-pg`: the official client is generated code that keeps
+the client id, secret and environment in class attributes (`Cashfree.XClientId = ...`), one set
+per process, shared by every thread; its per-call timeouts and errors are urllib3's, so the
+three outcomes a payment needs told apart (declined / no answer / refused request) would be
+re-derived from its exceptions anyway; and it would be a new dependency of the whole gateway
+for six HTTP calls. The standard library's http.client does those calls with the guarantees
+below, in a module short enough to read in one sitting.
+
+Guarantees, like webhooks/transport.py's:
+
+- Every call is bounded by `timeout` seconds from connect to the last byte read: a watchdog
+  shuts the socket down, so a server that trickles bytes cannot hold a worker past it.
+- Redirects are never followed (a 3xx is CashfreeUnavailable).
+- Every create (order, order pay, refund) carries the caller's `x-idempotency-key`: the caller
+  derives it from its own row so that asking again after a timeout cannot pay twice.
+- Every call carries `x-api-version` and a fresh `x-request-id` (Cashfree support asks for it;
+  it is in every error we raise). Calls the description secures carry x-client-id and
+  x-client-secret; order pay, which the description leaves unsecured (the payment session id
+  authorises it), carries neither, so the secret goes over the wire only where it is needed.
+- Failures raise one of errors.py's three kinds; nothing else escapes (no socket.timeout,
+  no JSONDecodeError).
+- Card numbers and CVVs live only in the request body being sent. Nothing here logs a body or
+  a header: the log line of a call is its method, path, status, duration and request id.
+- Amounts cross as integer paise in both directions; money.py converts, exactly.
+
+A base address must be https, except on a loopback host (tests and local doubles).
+"""
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import json
+import logging
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Callable
+from urllib.parse import quote, urlsplit
+
+from payments.cards import CardInput
+
+from .errors import (
+    CashfreeAuthenticationError,
+    CashfreeBadRequest,
+    CashfreeBadResponse,
+    CashfreeDeclined,
+    CashfreeError,
+    CashfreeUnavailable,
+)
+from .money import json_number, paise_to_rupees, rupees_to_paise
+
+logger = logging.getLogger(__name__)
+
+API_VERSION = "2025-01-01"
+SANDBOX_BASE_URL = "https://sandbox.cashfree.com/pg"
+PRODUCTION_BASE_URL = "https://api.cashfree.com/pg"
+DEFAULT_TIMEOUT_SECONDS = 10.0
+MAX_RESPONSE_BYTES = 1 << 20  # an order's payments list is a few kB; more is not Cashfree
+
+# The wallets Cashfree's `app` method names (PayOrderRequest > App.provider).
+WALLET_PROVIDERS = frozenset(
+    {"gpay", "phonepe", "ola", "paytm", "amazon", "airtel", "freecharge", "mobikwik", "jio"}
+)
+# ApiError502.code: "`bank_processing_failure` will be returned here to denote failure at bank."
+_BANK_FAILURE_CODE = "bank_processing_failure"
+
+
+@dataclass(frozen=True)
+class Customer:
+    """CustomerDetails: Cashfree requires an id (3-50 chars) and a 10-digit phone."""
+
+    customer_id: str
+    phone: str
+    email: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Order:
+    order_id: str
+    cf_order_id: str
+    status: str                 # ACTIVE, PAID, EXPIRED, TERMINATED, TERMINATION_REQUESTED
+    amount: int | None          # paise
+    payment_session_id: str
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class PayAnswer:
+    """What order pay answered: where the customer goes next. `action` "link" with `url`
+    (3-D Secure page, bank page, UPI intent link), "custom" with `payload` (UPI QR: payload
+    ["qrcode"]; intent: payload app links, per Cashfree's guides: the description types payload
+    as a bare object), or "post"/"form" for a bank form."""
+
+    cf_payment_id: str
+    payment_method: str
+    channel: str
+    action: str
+    url: str
+    payload: Any
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Payment:
+    cf_payment_id: str
+    order_id: str
+    status: str                 # SUCCESS, NOT_ATTEMPTED, FAILED, USER_DROPPED, VOID, CANCELLED, PENDING
+    amount: int | None          # paise
+    bank_reference: str
+    message: str
+    payment_group: str
+    error_code: str
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Refund:
+    refund_id: str
+    cf_refund_id: str
+    order_id: str
+    status: str                 # SUCCESS, PENDING, CANCELLED, ONHOLD
+    amount: int | None          # paise
+    arn: str
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+# Namespace of our idempotency keys (a fixed random UUID: changing it would change every key).
+_IDEMPOTENCY_NAMESPACE = uuid.UUID("6f1e2b9c-3d4a-4c8e-9a57-0b2d7e5c1f93")
+
+
+def idempotency_key(*parts: str) -> str:
+    """The x-idempotency-key of one create, derived from our own ids (say the payment id and
+    the step): asking again after a timeout sends the same key, so Cashfree answers the first
+    request's result instead of acting twice. A UUID, as the description's `format: UUID` asks."""
+    if not parts or not all(isinstance(part, str) and part for part in parts):
+        raise ValueError("an idempotency key is derived from one or more non-empty ids")
+    return str(uuid.uuid5(_IDEMPOTENCY_NAMESPACE, "\x1f".join(parts)))
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_length(name: str, value: str, low: int, high: int) -> None:
+    """The description's bounds, checked before sending: a clear ValueError naming the field
+    rather than Cashfree's 400 after a round trip."""
+    if not isinstance(value, str) or not low <= len(value) <= high:
+        raise ValueError(f"Cashfree's {name} is {low} to {high} characters")
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _paise(value: Any) -> int | None:
+    if value is None:
+        return None
+    try:
+        return rupees_to_paise(value)
+    except (TypeError, ValueError) as exc:
+        raise CashfreeBadResponse(f"Cashfree sent an amount we cannot read: {exc}") from None
+
+
+class CashfreeClient:
+    """One merchant account at Cashfree. Thread-safe: it holds configuration only."""
+
+    def __init__(self, *, base_url: str, client_id: str, client_secret: str,
+                 api_version: str = API_VERSION, timeout: float = DEFAULT_TIMEOUT_SECONDS):
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("https", "http") or not parts.hostname:
+            raise ValueError(f"CASHFREE_BASE_URL must be an https address, not {base_url!r}")
+        if parts.scheme == "http" and not _is_loopback(parts.hostname):
+            raise ValueError("CASHFREE_BASE_URL must be https (plain http only on loopback)")
+        if not client_id or not client_secret:
+            raise ValueError("a Cashfree client id and client secret are both required")
+        if not timeout or timeout <= 0:
+            raise ValueError("timeout must be a positive number of seconds")
+        self._scheme = parts.scheme
+        self._host = parts.hostname
+        self._port = parts.port
+        self._prefix = parts.path.rstrip("/")
+        self._client_id = client_id
+        self._client_secret = client_secret
+        self._api_version = api_version
+        self.timeout = float(timeout)
+
+    def __repr__(self) -> str:  # the secret never reaches a log or a traceback
+        return f"CashfreeClient({self._scheme}://{self._host}{self._prefix}, client_id={self._client_id})"
+
+    # -- orders -------------------------------------------------------------------------------
+
+    def create_order(self, *, order_id: str, amount: int, customer: Customer,
+                     idempotency_key: str, return_url: str = "", notify_url: str = "",
+                     expires_at: datetime | None = None, note: str = "") -> Order:
+        """Create order `order_id` for `amount` paise (Cashfree's minimum is 100, ₹1)."""
+        if amount < 100:
+            raise ValueError("Cashfree takes orders of at least 100 paise (₹1)")
+        _check_length("order_id", order_id, 3, 45)
+        _check_length("customer_id", customer.customer_id, 3, 50)
+        if not (customer.phone.isascii() and customer.phone.isdigit() and len(customer.phone) == 10):
+            raise ValueError("Cashfree's customer_phone is exactly 10 digits")
+        details: dict[str, Any] = {"customer_id": customer.customer_id,
+                                   "customer_phone": customer.phone}
+        if customer.email:
+            details["customer_email"] = customer.email
+        if customer.name:
+            details["customer_name"] = customer.name
+        body: dict[str, Any] = {
+            "order_id": order_id,
+            "order_amount": json_number(paise_to_rupees(amount)),
+            "order_currency": "INR",
+            "customer_details": details,
+        }
+        meta = {key: value for key, value in (("return_url", return_url),
+                                              ("notify_url", notify_url)) if value}
+        if meta:
+            body["order_meta"] = meta
+        if expires_at is not None:
+            body["order_expiry_time"] = expires_at.isoformat()
+        if note:
+            body["order_note"] = note
+        return self._call("POST", "/orders", body=body, idempotency_key=idempotency_key,
+                          read=self._order)
+
+    def get_order(self, order_id: str) -> Order:
+        return self._call("GET", f"/orders/{quote(order_id, safe='')}", read=self._order)
+
+    def get_payments(self, order_id: str) -> list[Payment]:
+        """Every payment attempt on the order, the status query of record."""
+        return self._call("GET", f"/orders/{quote(order_id, safe='')}/payments",
+                          read=self._payments)
+
+    # -- order pay ----------------------------------------------------------------------------
+
+    def pay_upi_collect(self, *, payment_session_id: str, vpa: str, idempotency_key: str,
+                        expiry_minutes: int | None = None) -> PayAnswer:
+        upi: dict[str, Any] = {"channel": "collect", "upi_id": vpa}
+        if expiry_minutes is not None:
+            upi["upi_expiry_minutes"] = expiry_minutes
+        return self._pay(payment_session_id, {"upi": upi}, idempotency_key)
+
+    def pay_upi_intent(self, *, payment_session_id: str, idempotency_key: str) -> PayAnswer:
+        return self._pay(payment_session_id, {"upi": {"channel": "link"}}, idempotency_key)
+
+    def pay_upi_qr(self, *, payment_session_id: str, idempotency_key: str) -> PayAnswer:
+        return self._pay(payment_session_id, {"upi": {"channel": "qrcode"}}, idempotency_key)
+
+    def pay_card(self, *, payment_session_id: str, card: CardInput, idempotency_key: str,
+                 holder_name: str = "") -> PayAnswer:
+        """A card payment whose 3-D Secure page the customer is sent to (`action` "link",
+        `url`). The number and CVV go into this one request body and nowhere else."""
+        details: dict[str, Any] = {
+            "channel": "link",
+            "card_number": card.number,
+            "card_expiry_mm": f"{card.expiry_month:02d}",
+            "card_expiry_yy": f"{card.expiry_year % 100:02d}",
+            "card_cvv": card.cvv,
+        }
+        if holder_name:
+            details["card_holder_name"] = holder_name
+        return self._pay(payment_session_id, {"card": details}, idempotency_key)
+
+    def pay_netbanking(self, *, payment_session_id: str, bank_code: int,
+                       idempotency_key: str) -> PayAnswer:
+        """`bank_code`: Cashfree's four-digit net banking code (3021 is HDFC in its docs)."""
+        if isinstance(bank_code, bool) or not isinstance(bank_code, int) or not 1000 <= bank_code <= 9999:
+            raise ValueError("a Cashfree net banking code is a four-digit integer")
+        method = {"netbanking": {"channel": "link", "netbanking_bank_code": bank_code}}
+        return self._pay(payment_session_id, method, idempotency_key)
+
+    def pay_wallet(self, *, payment_session_id: str, provider: str, phone: str,
+                   idempotency_key: str) -> PayAnswer:
+        if provider not in WALLET_PROVIDERS:
+            raise ValueError(f"Cashfree has no wallet {provider!r}")
+        method = {"app": {"channel": "link", "provider": provider, "phone": phone}}
+        return self._pay(payment_session_id, method, idempotency_key)
+
+    def pay_bank_transfer(self, *, payment_session_id: str, idempotency_key: str) -> PayAnswer:
+        """NEFT / RTGS: Cashfree answers with the account the customer transfers to (`payload`);
+        the payment succeeds when the money arrives (webhook or status query)."""
+        method = {"banktransfer": {"channel": "link"}}
+        return self._pay(payment_session_id, method, idempotency_key)
+
+    # -- refunds ------------------------------------------------------------------------------
+
+    def create_refund(self, *, order_id: str, refund_id: str, amount: int,
+                      idempotency_key: str, note: str = "") -> Refund:
+        """Refund `amount` paise of the order's payment. `refund_id` is ours (3-40 chars)."""
+        if amount <= 0:
+            raise ValueError("a refund amount must be positive")
+        _check_length("refund_id", refund_id, 3, 40)
+        body: dict[str, Any] = {"refund_amount": json_number(paise_to_rupees(amount)),
+                                "refund_id": refund_id}
+        if note:
+            body["refund_note"] = note
+        return self._call("POST", f"/orders/{quote(order_id, safe='')}/refunds", body=body,
+                          idempotency_key=idempotency_key, money_call=True, read=self._refund)
+
+    def get_refund(self, order_id: str, refund_id: str) -> Refund:
+        path = f"/orders/{quote(order_id, safe='')}/refunds/{quote(refund_id, safe='')}"
+        return self._call("GET", path, read=self._refund)
+
+    # -- reading answers ----------------------------------------------------------------------
+
+    def _pay(self, payment_session_id: str, method: dict, idempotency_key: str) -> PayAnswer:
+        body = {"payment_session_id": payment_session_id, "payment_method": method}
+        return self._call("POST", "/orders/sessions", body=body, idempotency_key=idempotency_key,
+                          authenticated=False, money_call=True, read=self._pay_answer)
+
+    @staticmethod
+    def _pay_answer(answer: Any) -> PayAnswer:
+        if not isinstance(answer, dict):
+            raise CashfreeBadResponse("Cashfree's order pay answer was not an object")
+        data = answer.get("data") if isinstance(answer.get("data"), dict) else {}
+        return PayAnswer(
+            cf_payment_id=_text(answer.get("cf_payment_id")),
+            payment_method=_text(answer.get("payment_method")),
+            channel=_text(answer.get("channel")),
+            action=_text(answer.get("action")),
+            url=_text(data.get("url")),
+            payload=data.get("payload"),
+            raw=answer,
+        )
+
+    @staticmethod
+    def _order(answer: Any) -> Order:
+        if not isinstance(answer, dict):
+            raise CashfreeBadResponse("Cashfree's order was not an object")
+        return Order(
+            order_id=_text(answer.get("order_id")),
+            cf_order_id=_text(answer.get("cf_order_id")),
+            status=_text(answer.get("order_status")),
+            amount=_paise(answer.get("order_amount")),
+            payment_session_id=_text(answer.get("payment_session_id")),
+            raw=answer,
+        )
+
+    @classmethod
+    def _payments(cls, answer: Any) -> list[Payment]:
+        if not isinstance(answer, list):
+            raise CashfreeBadResponse("Cashfree's payments of an order were not a list")
+        return [cls._payment(item) for item in answer]
+
+    @staticmethod
+    def _payment(item: Any) -> Payment:
+        if not isinstance(item, dict):
+            raise CashfreeBadResponse("a payment of Cashfree's list was not an object")
+        error = item.get("error_details") if isinstance(item.get("error_details"), dict) else {}
+        return Payment(
+            cf_payment_id=_text(item.get("cf_payment_id")),
+            order_id=_text(item.get("order_id")),
+            status=_text(item.get("payment_status")),
+            amount=_paise(item.get("payment_amount")),
+            bank_reference=_text(item.get("bank_reference")),
+            message=_text(item.get("payment_message")),
+            payment_group=_text(item.get("payment_group")),
+            error_code=_text(error.get("error_code")),
+            raw=item,
+        )
+
+    @staticmethod
+    def _refund(answer: Any) -> Refund:
+        if not isinstance(answer, dict):
+            raise CashfreeBadResponse("Cashfree's refund was not an object")
+        return Refund(
+            refund_id=_text(answer.get("refund_id")),
+            cf_refund_id=_text(answer.get("cf_refund_id")),
+            order_id=_text(answer.get("order_id")),
+            status=_text(answer.get("refund_status")),
+            amount=_paise(answer.get("refund_amount")),
+            arn=_text(answer.get("refund_arn")),
+            raw=answer,
+        )
+
+    # -- the wire -----------------------------------------------------------------------------
+
+    def _headers(self, *, request_id: str, idempotency_key: str | None,
+                 authenticated: bool) -> dict[str, str]:
+        headers = {
+            "Accept": "application/json",
+            "x-api-version": self._api_version,
+            "x-request-id": request_id,
+        }
+        if authenticated:
+            headers["x-client-id"] = self._client_id
+            headers["x-client-secret"] = self._client_secret
+        if idempotency_key is not None:
+            headers["x-idempotency-key"] = idempotency_key
+        return headers
+
+    def _call(self, method: str, path: str, *, body: dict | None = None,
+              idempotency_key: str | None = None, authenticated: bool = True,
+              money_call: bool = False, read: Callable[[Any], Any] | None = None) -> Any:
+        if method == "POST" and not idempotency_key:
+            raise ValueError("every create carries an idempotency key")
+        if idempotency_key is not None:
+            try:
+                uuid.UUID(idempotency_key)
+            except (TypeError, ValueError):
+                raise ValueError("an idempotency key is a UUID (see idempotency_key())") from None
+        request_id = str(uuid.uuid4())
+        headers = self._headers(request_id=request_id, idempotency_key=idempotency_key,
+                                authenticated=authenticated)
+        payload = None
+        if body is not None:
+            payload = json.dumps(body, separators=(",", ":")).encode()
+            headers["Content-Type"] = "application/json"
+        started = time.monotonic()
+        try:
+            status, response_headers, data = self._exchange(method, self._prefix + path, headers, payload)
+        except CashfreeError as exc:
+            exc.request_id = exc.request_id or request_id
+            raise
+        except (OSError, http.client.HTTPException) as exc:
+            logger.warning("cashfree %s %s: no answer after %d ms (%s; request id %s)", method,
+                           path, (time.monotonic() - started) * 1000, type(exc).__name__, request_id)
+            raise CashfreeUnavailable(f"Cashfree did not answer: {type(exc).__name__}",
+                                      request_id=request_id) from None
+        finally:
+            payload = None  # drop our reference to a body that may hold a card number
+        request_id = response_headers.get("x-request-id") or request_id
+        logger.info("cashfree %s %s -> %s in %d ms (request id %s)", method, path, status,
+                    (time.monotonic() - started) * 1000, request_id)
+        try:
+            answer = json.loads(data, parse_float=Decimal) if data else None
+        except ValueError:
+            answer = None
+            if 200 <= status < 300:
+                raise CashfreeBadResponse("Cashfree's answer was not JSON", status=status,
+                                          request_id=request_id) from None
+        if 200 <= status < 300:
+            if read is None:
+                return answer
+            try:
+                return read(answer)
+            except CashfreeError as exc:  # an answer we cannot read: say which call it was
+                exc.status, exc.request_id = status, request_id
+                raise
+        raise self._error(status, answer, request_id, money_call=money_call)
+
+    @staticmethod
+    def _error(status: int, answer: Any, request_id: str, *, money_call: bool) -> CashfreeError:
+        details = answer if isinstance(answer, dict) else {}
+        code, kind = _text(details.get("code")), _text(details.get("type"))
+        message = _text(details.get("message")) or f"Cashfree answered HTTP {status}"
+        args = dict(status=status, code=code, type=kind, request_id=request_id)
+        if status in (401, 403):
+            return CashfreeAuthenticationError(message, **args)
+        if status == 502 and money_call and code == _BANK_FAILURE_CODE:
+            return CashfreeDeclined(message, **args)
+        if status == 429 or status >= 500 or status < 400:
+            return CashfreeUnavailable(message, **args)
+        return CashfreeBadRequest(message, **args)
+
+    def _exchange(self, method: str, path: str, headers: dict[str, str],
+                  payload: bytes | None) -> tuple[int, dict[str, str], bytes]:
+        """One request on a fresh connection, bounded end to end by self.timeout."""
+        connection_class = (http.client.HTTPSConnection if self._scheme == "https"
+                            else http.client.HTTPConnection)
+        connection = connection_class(self._host, self._port, timeout=self.timeout)
+        timed_out = threading.Event()
+        # Our own reference: http.client hands the socket over to the response (and sets
+        # connection.sock to None) when the server will close after answering.
+        opened: list[socket.socket] = []
+
+        def watchdog() -> None:
+            timed_out.set()
+            for sock in opened:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+        timer = threading.Timer(self.timeout, watchdog)
+        timer.daemon = True
+        timer.start()
+        try:
+            connection.connect()
+            opened.append(connection.sock)
+            if timed_out.is_set():
+                raise TimeoutError("the call ran past its timeout")
+            connection.request(method, path, body=payload, headers=headers)
+            response = connection.getresponse()
+            data = response.read(MAX_RESPONSE_BYTES + 1)
+            if len(data) > MAX_RESPONSE_BYTES:
+                raise CashfreeBadResponse("Cashfree's answer was larger than we read",
+                                          status=response.status)
+            response_headers = {key.lower(): value for key, value in response.getheaders()}
+            if timed_out.is_set():
+                raise TimeoutError("the call ran past its timeout")
+            return response.status, response_headers, data
+        except (OSError, http.client.HTTPException):
+            if timed_out.is_set():
+                raise TimeoutError("the call ran past its timeout") from None
+            raise
+        finally:
+            timer.cancel()
+            connection.close()
