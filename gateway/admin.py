@@ -14,6 +14,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 
 from gateway import brand as brand_rules
@@ -160,6 +161,14 @@ class RotateApiKeyForm(forms.Form):
         help_text="How long the current key(s) keep working, in hours (0 revokes them now).")
 
 
+class RotateWebhookSecretForm(forms.Form):
+    grace_hours = forms.IntegerField(
+        required=False, min_value=0, max_value=services.WEBHOOK_SECRET_GRACE_MAX_SECONDS // 3600, initial=24,
+        help_text="How long the current secret keeps signing a second header, X-Service-Signature-Previous, "
+                  "beside the new secret's X-Service-Signature, in hours (at most 168, 7 days), so the "
+                  "merchant can switch without rejecting a webhook. Empty or 0 replaces it at once.")
+
+
 class ApiKeyInline(admin.TabularInline):
     model = ApiKey
     fields = ("prefix", "created_at", "expires_at")
@@ -177,7 +186,8 @@ class MerchantAdmin(admin.ModelAdmin):
     list_display = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit", "created_at")
     list_filter = ("is_active", "s2s_enabled")
     search_fields = ("code", "name")
-    readonly_fields = ("credential_actions", "credential_note", "brand_preview", "created_at", "updated_at")
+    readonly_fields = ("credential_actions", "credential_note", "webhook_secret_grace", "brand_preview", "created_at",
+                       "updated_at")
     inlines = [ApiKeyInline]
     show_full_result_count = False
 
@@ -188,7 +198,7 @@ class MerchantAdmin(admin.ModelAdmin):
         # Only those who may rotate see the rotate buttons.
         credentials = "credential_actions" if request.user.has_perm(roles.CHANGE_MERCHANT) else "credential_note"
         return [
-            (None, {"fields": base + [credentials, "created_at", "updated_at"]}),
+            (None, {"fields": base + [credentials, "webhook_secret_grace", "created_at", "updated_at"]}),
             ("Brand on the checkout", {"fields": ["brand_preview", *BRAND_FIELDS]}),
             ("Payment methods", {
                 "fields": [fields for _, fields in METHOD_FIELDSETS],
@@ -209,6 +219,14 @@ class MerchantAdmin(admin.ModelAdmin):
             return "No logo: the checkout shows the display name alone."
         return format_html('<img src="{}" alt="{} logo" height="40">',
                            reverse("checkout:brand-logo", args=[obj.code, brand.logo_sha256[:16]]), obj.code)
+
+    @admin.display(description="previous webhook secret")
+    def webhook_secret_grace(self, obj):
+        expires = obj.previous_webhook_secret_expires_at
+        if not obj.previous_webhook_secret_encrypted or not expires or expires <= timezone.now():
+            return "None: webhooks are signed with the current secret only."
+        return format_html("Still signs <code>X-Service-Signature-Previous</code> until {} (rotation grace).",
+                           timezone.localtime(expires).strftime("%Y-%m-%d %H:%M %Z"))
 
     @admin.display(description="credentials")
     def credential_note(self, obj):
@@ -267,7 +285,9 @@ class MerchantAdmin(admin.ModelAdmin):
         if kind not in CREDENTIAL_KINDS:
             raise Http404("no such credential")
         merchant = get_object_or_404(Merchant, pk=merchant_id)
-        form = RotateApiKeyForm(request.POST or None) if kind == "api-key" else None
+        form_class = {"api-key": RotateApiKeyForm, "webhook-secret": RotateWebhookSecretForm}.get(kind)
+        # Bound on every POST: an empty one is a webhook-secret rotation with no grace.
+        form = form_class(request.POST if request.method == "POST" else None) if form_class else None
         if request.method == "POST" and (form is None or form.is_valid()):
             if kind == "api-key":
                 value = services.merchant_rotate_api_key(
@@ -276,7 +296,9 @@ class MerchantAdmin(admin.ModelAdmin):
             elif kind == "secret-key":
                 values = {"secretKey": services.merchant_rotate_secret_key(merchant=merchant, actor=request.user)}
             else:
-                values = {"webhookSecret": services.merchant_rotate_webhook_secret(merchant=merchant, actor=request.user)}
+                values = {"webhookSecret": services.merchant_rotate_webhook_secret(
+                    merchant=merchant, grace_seconds=(form.cleaned_data["grace_hours"] or 0) * 3600,
+                    actor=request.user)}
             return self._show_once(request, merchant, f"New {CREDENTIAL_KINDS[kind]}", values)
         context = {**self.admin_site.each_context(request), "title": f"Rotate {CREDENTIAL_KINDS[kind]}",
                    "merchant": merchant, "form": form, "kind": kind, "opts": self.model._meta}

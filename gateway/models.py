@@ -30,6 +30,11 @@ class Merchant(models.Model):
     payment_methods = models.JSONField(default=dict, blank=True, editable=False)
     secret_key_encrypted = models.TextField(editable=False)
     webhook_secret_encrypted = models.TextField(editable=False)
+    # A rotated webhook secret, encrypted like the current one, that still signs a second header
+    # (X-Service-Signature-Previous) until `previous_webhook_secret_expires_at`; wiped after it
+    # by the beat task webhooks.tasks.previous_webhook_secrets_forget (docs/webhooks.md).
+    previous_webhook_secret_encrypted = models.TextField(editable=False, blank=True, default="")
+    previous_webhook_secret_expires_at = models.DateTimeField(editable=False, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -46,6 +51,13 @@ class Merchant(models.Model):
     @property
     def webhook_secret(self) -> str:
         return crypto.decrypt(self.webhook_secret_encrypted)
+
+    def previous_webhook_secret(self, now=None) -> str | None:
+        """The rotated-out webhook secret while its grace period lasts, else None."""
+        expires = self.previous_webhook_secret_expires_at
+        if not self.previous_webhook_secret_encrypted or expires is None or expires <= (now or timezone.now()):
+            return None
+        return crypto.decrypt(self.previous_webhook_secret_encrypted)
 
     @property
     def effective_rate_limit(self) -> int:

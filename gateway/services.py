@@ -211,13 +211,55 @@ def merchant_rotate_secret_key(*, merchant: Merchant, actor=None) -> str:
     return raw
 
 
+WEBHOOK_SECRET_GRACE_MAX_SECONDS = 7 * 24 * 3600
+_PREVIOUS_WEBHOOK_SECRET_FIELDS = ["previous_webhook_secret_encrypted", "previous_webhook_secret_expires_at"]
+
+
 @transaction.atomic
-def merchant_rotate_webhook_secret(*, merchant: Merchant, actor=None) -> str:
+def merchant_rotate_webhook_secret(*, merchant: Merchant, grace_seconds: int = 0, actor=None) -> str:
+    """Issue a new webhook secret; returns it (shown once). Every webhook is then signed with it.
+    With `grace_seconds` > 0 the secret it replaces also signs a second header,
+    X-Service-Signature-Previous, for that long, so receivers can switch without rejecting a
+    delivery; it stays encrypted at rest and is wiped when the grace ends. 0: replaced at once.
+    Only one previous secret is kept: rotating again within a grace ends the older one's.
+    Raises ValidationError for a grace outside 0 to 7 days."""
+    if not 0 <= grace_seconds <= WEBHOOK_SECRET_GRACE_MAX_SECONDS:
+        raise ValidationError(f"must be 0 to {WEBHOOK_SECRET_GRACE_MAX_SECONDS} seconds (7 days)",
+                              field="grace_seconds")
+    now = timezone.now()
+    # Locks the merchant so two rotations at once cannot both keep the same previous secret
+    # while one of the two new secrets, shown to staff, is silently overwritten.
+    locked = Merchant.objects.select_for_update().get(pk=merchant.pk)
+    grace_left = locked.previous_webhook_secret_expires_at
+    before = {"previous_secret_expires_at": _iso(grace_left) if grace_left and grace_left > now else None}
+    if grace_seconds:
+        locked.previous_webhook_secret_encrypted = crypto.encrypt(locked.webhook_secret)
+        locked.previous_webhook_secret_expires_at = now + timedelta(seconds=grace_seconds)
+    else:
+        locked.previous_webhook_secret_encrypted = ""
+        locked.previous_webhook_secret_expires_at = None
     raw = _new_webhook_secret_value()
-    merchant.webhook_secret_encrypted = crypto.encrypt(raw)
-    merchant.save(update_fields=["webhook_secret_encrypted", "updated_at"])
-    audit_record(actor=actor, action="merchant.rotate_webhook_secret", obj=merchant, merchant=merchant)
+    locked.webhook_secret_encrypted = crypto.encrypt(raw)
+    locked.save(update_fields=["webhook_secret_encrypted", *_PREVIOUS_WEBHOOK_SECRET_FIELDS, "updated_at"])
+    for field in ["webhook_secret_encrypted", *_PREVIOUS_WEBHOOK_SECRET_FIELDS, "updated_at"]:
+        setattr(merchant, field, getattr(locked, field))
+    audit_record(actor=actor, action="merchant.rotate_webhook_secret", obj=merchant, merchant=merchant,
+                 before=before,
+                 after={"grace_seconds": grace_seconds,
+                        "previous_secret_expires_at": _iso(locked.previous_webhook_secret_expires_at)})
     return raw
+
+
+def merchant_previous_webhook_secrets_forget(*, now=None) -> int:
+    """Wipe every previous webhook secret whose grace period has ended (the beat runs this each
+    minute; signing already ignores an expired one). Returns how many were wiped."""
+    now = now or timezone.now()
+    return Merchant.objects.filter(previous_webhook_secret_expires_at__lte=now).update(
+        previous_webhook_secret_encrypted="", previous_webhook_secret_expires_at=None)
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value else None
 
 
 @dataclass
@@ -235,15 +277,18 @@ def secrets_reencrypt(*, actor=None) -> ReencryptResult:
         with transaction.atomic():
             # Lock so a concurrent rotation is not overwritten with the old secret.
             merchant = Merchant.objects.select_for_update().get(id=merchant_id)
-            if crypto.is_current(merchant.secret_key_encrypted) and crypto.is_current(merchant.webhook_secret_encrypted):
+            fields = ["secret_key_encrypted", "webhook_secret_encrypted"]
+            if merchant.previous_webhook_secret_encrypted:
+                fields.append("previous_webhook_secret_encrypted")
+            if all(crypto.is_current(getattr(merchant, field)) for field in fields):
                 continue
             try:
-                merchant.secret_key_encrypted = crypto.reencrypt(merchant.secret_key_encrypted)
-                merchant.webhook_secret_encrypted = crypto.reencrypt(merchant.webhook_secret_encrypted)
+                for field in fields:
+                    setattr(merchant, field, crypto.reencrypt(getattr(merchant, field)))
             except InvalidToken:
                 result.failed.append(merchant.code)
                 continue
-            merchant.save(update_fields=["secret_key_encrypted", "webhook_secret_encrypted", "updated_at"])
+            merchant.save(update_fields=[*fields, "updated_at"])
             audit_record(actor=actor, action="merchant.reencrypt_secrets", obj=merchant, merchant=merchant)
             result.changed += 1
     return result

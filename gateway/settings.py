@@ -188,6 +188,9 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # whatever a lost message or a dead worker left behind.
 CELERY_BEAT_SCHEDULE = {
     "webhook-deliveries-due": {"task": "webhooks.tasks.deliveries_due_sweep", "schedule": 5.0},
+    # A rotated webhook secret is wiped within a minute of its grace period's end.
+    "previous-webhook-secrets-forget": {"task": "webhooks.tasks.previous_webhook_secrets_forget",
+                                        "schedule": 60.0},
     # Every second; a sweep message still waiting after 30 s is dropped unrun (the ones after
     # it do the same work), so a worker that was stopped for an hour does not come back to
     # 3,600 identical sweeps, while a worker merely busy with a burst still runs one.

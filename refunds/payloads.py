@@ -6,6 +6,7 @@ Documented in docs/refunds.md.
 from __future__ import annotations
 
 from refunds.models import Refund
+from webhooks.payloads import event_timestamp
 
 EVENT_TYPES = {
     Refund.Status.PROCESSED: "refund.processed",
@@ -45,10 +46,15 @@ def refund_created_response(refund: Refund) -> dict:
 
 
 def refund_webhook_payload(refund: Refund, *, paid_amount: int, refunded_amount: int) -> dict:
-    """refund.processed / refund.failed: the record, plus the payment's totals after this change."""
+    """refund.processed / refund.failed: the record, plus the payment's totals after this change,
+    and the live SabPaisa webhook's `timestamp` (when the event was recorded, ISO with ms) and
+    `idempotency_key`, `<refundId>_<STATUS>` as payments' `<txn_id>_<STATUS>`: a refund reaches
+    one final status once, so the key names one event (docs/webhooks.md)."""
     return {
         "event": EVENT_TYPES[refund.status],
         **refund_record(refund),
         "paidAmountPaise": paid_amount,
         "refundedAmount": refunded_amount,
+        "timestamp": event_timestamp(),
+        "idempotency_key": f"{refund.refund_id}_{refund.status}",
     }

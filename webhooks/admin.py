@@ -6,7 +6,8 @@
   (audited).
 - A signature explainer on each delivery: what was signed, its length and SHA-256, the header
   sent, so a merchant whose verifier rejects us can find which input differs.
-- "Send a test event" to a merchant's address, through webhooks.services.webhook_test_send.
+- "Send a test event" to a merchant's address, through webhooks.services.webhook_test_send: it is
+  queued for a worker, and the page that follows is its delivery, where the answer appears.
 
 Nothing here writes a field itself; the log is read-only. Resending and test events need
 webhooks.change_webhookdelivery (every console role, gateway/roles.py). The lists never count
@@ -19,6 +20,7 @@ import hashlib
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import quote
 from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, Subquery
 from django.http import HttpResponseNotAllowed
@@ -151,7 +153,8 @@ class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="event", ordering="event__id")
     def event_id_link(self, obj):
         return format_html('<a href="{}">{}</a>',
-                           reverse("admin:webhooks_webhookevent_change", args=[obj.event_id]), obj.event_id)
+                           # quote(): the admin unquotes "_23" in "evt_23..." to "#"; 6 in 256 ids broke.
+                           reverse("admin:webhooks_webhookevent_change", args=[quote(obj.event_id)]), obj.event_id)
 
     @admin.display(description="type", ordering="event__event_type")
     def event_type(self, obj):
@@ -232,7 +235,9 @@ class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
             "Different hash: they are not signing the raw body (JSON parsed and re-serialised, "
             "whitespace or encoding changed) or not prefixing the timestamp and a period. "
             "Same hash, different signature: wrong webhook secret (rotated, or the other "
-            "environment's), or the digest encoded as hex instead of base64. "
+            "environment's), or the digest encoded as hex instead of base64. Just after a rotation, "
+            "a receiver still holding the previous secret must check X-Service-Signature-Previous, "
+            "sent during the grace period the merchant's page shows. "
             "Rejected as stale: their clock differs from ours by more than 300000 ms."
         )
         return format_html("<table>{}</table><p>{}</p>", table, advice)
@@ -290,13 +295,9 @@ class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
             except GatewayError as exc:
                 form.add_error("merchant", exc.message)
             else:
-                last = delivery.attempt_rows.order_by("-number").first()
-                if delivery.status == WebhookDelivery.Status.DELIVERED:
-                    messages.success(request, f"Test event {delivery.event_id} delivered "
-                                              f"(HTTP {last.http_status if last else '?'}).")
-                else:
-                    messages.warning(request, f"Test event {delivery.event_id} not acknowledged: "
-                                              f"{(last.error if last else '') or delivery.status}.")
+                messages.success(request, f"Test event {delivery.event_id} queued: a worker sends it to "
+                                          f"{delivery.address} within seconds. Its answer appears "
+                                          f"under Attempts on this page; reload it.")
                 return redirect("admin:webhooks_webhookdelivery_change", delivery.pk)
         context = {**self.admin_site.each_context(request), "title": "Send a test event", "form": form,
                    "opts": self.model._meta}
@@ -306,8 +307,9 @@ class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
 class SendTestForm(forms.Form):
     merchant = forms.ModelChoiceField(
         queryset=Merchant.objects.exclude(webhook_url="").order_by("code"),
-        help_text="A webhook.test event is signed with the merchant's webhook secret and sent to "
-                  "their address once, now; the answer is shown on the next page.")
+        help_text="A webhook.test event is signed with the merchant's webhook secret and queued; a worker "
+                  "sends it to their address once (no retries). The next page is its delivery, where the "
+                  "answer appears.")
 
 
 @admin.register(WebhookEvent)

@@ -9,7 +9,8 @@
   one slow receiver holds up no other) and its results recorded in one transaction.
 - Deliveries recorded in one transaction are queued together when it commits: one message
   for one delivery, one message per batch of BATCH_SIZE for a burst.
-- `delivery_resend` and `webhook_test_send` are what the admin calls.
+- `delivery_resend` and `webhook_test_send` are what the admin calls; both only make a delivery
+  due and queue it, so no web request waits for a merchant's server.
 
 At least once: the HTTP call happens outside any transaction (a row lock is never held across
 the network). A worker that dies after the merchant answered but before the result was
@@ -39,7 +40,8 @@ from gateway.services import audit_record
 from gateway.signing import webhook_signature
 from webhooks import transport
 from webhooks.locks import deliveries_due_lock, deliveries_lock, delivery_lock
-from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
+from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent, new_event_id
+from webhooks.payloads import event_timestamp
 
 logger = logging.getLogger("webhooks")
 
@@ -133,32 +135,34 @@ def _enqueue_on_commit(delivery_id: int, countdown: float | None = None) -> None
 
 
 def event_record(*, merchant: Merchant, event_type: str, payload: dict, subject_id: str = "",
-                 url: str = "") -> WebhookEvent:
+                 url: str = "", event_id: str | None = None) -> WebhookEvent:
     """Record an event for `merchant` and, when there is an address to send it to, a delivery
     due now. Call it inside the caller's transaction.atomic(): the event exists exactly when
     the caller's change commits, and the delivery is queued only after that commit.
 
     `subject_id` is the payment's sabpaisaTxnId or the refund's refundId. `url` is the
     payment's own webhook address (S2S webhookUrl, checked at creation), used instead of the
-    merchant's. Raises ValueError for an empty event type or a payload that is not a JSON
-    object."""
-    return events_record([(merchant, event_type, payload, subject_id)], urls=[url])[0]
+    merchant's. `event_id` (from new_event_id) is for a payload that names its own event.
+    Raises ValueError for an empty event type or a payload that is not a JSON object."""
+    return events_record([(merchant, event_type, payload, subject_id)], urls=[url], event_ids=[event_id])[0]
 
 
-def events_record(events: list[tuple[Merchant, str, dict, str]], *, urls: list[str] | None = None
-                  ) -> list[WebhookEvent]:
+def events_record(events: list[tuple[Merchant, str, dict, str]], *, urls: list[str] | None = None,
+                  event_ids: list[str | None] | None = None) -> list[WebhookEvent]:
     """event_record for many (merchant, event type, payload, subject id) at once, as the expiry
-    sweep records them: one INSERT for the events and one for their deliveries. `urls`, when
-    given, holds each event's own address (or "") in the same order."""
+    sweep records them: one INSERT for the events and one for their deliveries. `urls` and
+    `event_ids`, when given, hold each event's own address (or "") and id (or None) in the
+    same order."""
     rows = []
-    for merchant, event_type, payload, subject_id in events:
+    for index, (merchant, event_type, payload, subject_id) in enumerate(events):
         if not event_type:
             raise ValueError("event_type is required")
         if not isinstance(payload, dict):
             raise ValueError("payload must be a dict (a JSON object)")
         body = event_body(payload)
-        rows.append(WebhookEvent(merchant=merchant, event_type=event_type, subject_id=subject_id or "",
-                                 payload=json.loads(body), body=body))
+        event_id = event_ids[index] if event_ids else None
+        rows.append(WebhookEvent(id=event_id or new_event_id(), merchant=merchant, event_type=event_type,
+                                 subject_id=subject_id or "", payload=json.loads(body), body=body))
     deliveries = [WebhookDelivery(event=event, merchant=event.merchant, url=url, next_attempt_at=event.created_at)
                   for event, url in zip(rows, urls or [""] * len(rows)) if url or event.merchant.webhook_url]
     with transaction.atomic():
@@ -223,14 +227,27 @@ def _delivery_send(claim: Claim) -> tuple[transport.Result, str]:
     if not url:
         return transport.Result(error="the merchant has no webhook address"), ""
     body = event.body_bytes
-    signature = webhook_signature(merchant.webhook_secret, body, int(time.time() * 1000))
+    timestamp_ms = int(time.time() * 1000)
+    signature = webhook_signature(merchant.webhook_secret, body, timestamp_ms)
     headers = {
         "Content-Type": "application/json",
         "X-Service-Signature": signature,
         "X-Service-Event-Id": event.id,
         "X-Service-Event-Type": event.event_type,
+        # The live SabPaisa API's names, for receivers written from its docs (docs/webhooks.md):
+        # the same signature, the same event, and the timestamp the signature starts with. One
+        # delivery per event, so the delivery id is the event id, the same on every attempt.
+        "X-SabPaisa-Signature": signature,
+        "X-SabPaisa-Event": event.event_type,
+        "X-SabPaisa-Delivery-Id": event.id,
+        "X-SabPaisa-Timestamp": str(timestamp_ms),
         "User-Agent": "gateway-webhooks/1",
     }
+    previous = merchant.previous_webhook_secret()
+    if previous:
+        # A rotation's grace period: the secret it replaced signs the same bytes and timestamp,
+        # so a receiver not yet switched to the new secret still verifies (docs/webhooks.md).
+        headers["X-Service-Signature-Previous"] = webhook_signature(previous, body, timestamp_ms)
     logger.info("webhook attempt %s of delivery %s (%s)", claim.attempt.number, delivery.pk, event.id)
     return transport.post(url, body, headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS), signature
 
@@ -381,22 +398,24 @@ def delivery_resend(*, delivery: WebhookDelivery, actor) -> WebhookDelivery:
 
 
 def webhook_test_send(*, merchant: Merchant, actor) -> WebhookDelivery:
-    """Record a `webhook.test` event for the merchant and attempt it at once, in this process,
-    so staff see the answer on the next page. Test events are attempted once, never retried.
-    Raises ValidationError when the merchant has no webhook address."""
+    """Record a `webhook.test` event for the merchant, audited, and queue its delivery: the
+    Celery task `delivery_attempt` sends it once the transaction commits (the beat sweep if
+    the broker is down), never the web process, which would wait up to the attempt's timeout
+    plus DNS. Test events are attempted once, never retried; the result appears on the
+    delivery's page. Raises ValidationError when the merchant has no webhook address."""
     if not merchant.webhook_url:
         raise ValidationError("the merchant has no webhook address", field="webhook_url")
     with transaction.atomic():
-        event = event_record(merchant=merchant, event_type=TEST_EVENT_TYPE, payload={
+        event_id = new_event_id()
+        event = event_record(merchant=merchant, event_type=TEST_EVENT_TYPE, event_id=event_id, payload={
             "event": TEST_EVENT_TYPE,
             "merchantId": merchant.code,
             "message": "This is a test event sent from the gateway console.",
             "createdAt": timezone.now().isoformat(timespec="seconds"),
+            "timestamp": event_timestamp(),
+            "idempotency_key": event_id,
         })
         delivery = event.deliveries.get()
         audit_record(actor=actor, action="webhook.test_send", obj=delivery, merchant=merchant,
                      after={"event_id": event.id, "url": merchant.webhook_url})
-    # The queued task may win the claim; then this returns the delivery as the worker left it.
-    delivery_attempt_run(delivery.pk)
-    delivery.refresh_from_db()
     return delivery

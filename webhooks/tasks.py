@@ -2,6 +2,7 @@
 delivery rows decide what is due (webhooks.services)."""
 from celery import shared_task
 
+from gateway.services import merchant_previous_webhook_secrets_forget
 from webhooks import services
 
 
@@ -23,3 +24,10 @@ def deliveries_due_sweep() -> int:
     """The beat's safety net: sends whatever a lost message, a broker outage or a dead worker
     left due."""
     return services.deliveries_due_process()
+
+
+@shared_task(name="webhooks.tasks.previous_webhook_secrets_forget", ignore_result=True)
+def previous_webhook_secrets_forget() -> int:
+    """Wipe rotated-out webhook secrets whose grace period has ended (signing stops at the end
+    of the grace by itself; this removes the secret from the database)."""
+    return merchant_previous_webhook_secrets_forget()

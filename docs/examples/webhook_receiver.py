@@ -7,7 +7,9 @@ What it does, in the order that matters:
 1. reads the raw request body, byte for byte (never a re-serialised JSON object);
 2. checks X-Service-Signature: "<timestamp ms>.<base64 HMAC-SHA256 of '<timestamp ms>.<raw body>'>",
    keyed with the webhook secret, with a constant-time comparison, and the timestamp within
-   300000 ms of now; anything else gets 401;
+   300000 ms of now; if that fails, X-Service-Signature-Previous the same way (sent only while a
+   rotated secret is in its grace period, signed with the secret it replaced, so this receiver
+   keeps working between the rotation and the deploy of the new secret); anything else gets 401;
 3. drops an event it has already processed, by X-Service-Event-Id (delivery is at least once),
    and still answers 200 so that the gateway stops retrying;
 4. hands a new event to your handler and remembers its id **only after the handler succeeded**.
@@ -56,6 +58,21 @@ def verify_signature(raw_body: bytes, header: str | None, secret: str, *,
         raise InvalidSignature("signature mismatch")
 
 
+def verify_webhook(raw_body: bytes, headers, secret: str, *, now_ms: int | None = None) -> None:
+    """Raise InvalidSignature unless X-Service-Signature, or else X-Service-Signature-Previous,
+    verifies with `secret`. During a rotation's grace period the gateway signs with the new
+    secret (X-Service-Signature) and with the one it replaced (X-Service-Signature-Previous):
+    whichever of the two this receiver holds, one verifies. Once you hold the new secret the
+    previous header never verifies and does no harm; a forger holding neither is refused."""
+    try:
+        verify_signature(raw_body, headers.get("X-Service-Signature"), secret, now_ms=now_ms)
+    except InvalidSignature:
+        previous = headers.get("X-Service-Signature-Previous")
+        if not previous:
+            raise
+        verify_signature(raw_body, previous, secret, now_ms=now_ms)
+
+
 class SeenEvents:
     """Event ids already processed, and those being processed right now. Swap for a database
     table with a unique constraint, written in the same transaction as the handler's work."""
@@ -99,7 +116,7 @@ def make_handler(secret: str, on_event, seen: SeenEvents | None = None):
             length = int(self.headers.get("Content-Length") or 0)
             raw_body = self.rfile.read(length)  # the exact bytes that were signed
             try:
-                verify_signature(raw_body, self.headers.get("X-Service-Signature"), secret)
+                verify_webhook(raw_body, self.headers, secret)
             except InvalidSignature as exc:
                 return self._answer(401, {"error": str(exc)})
             event_id = self.headers.get("X-Service-Event-Id", "")

@@ -9,7 +9,8 @@ def test_every_beat_entry_names_a_registered_task():
     scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert scheduled - set(app.tasks) == set()
     assert {"webhooks.tasks.deliveries_due_sweep", "payments.tasks.payments_expire_sweep",
-            "refunds.tasks.refunds_pending_sweep", "tokens.tasks.card_consents_purge_task"} <= scheduled
+            "refunds.tasks.refunds_pending_sweep", "tokens.tasks.card_consents_purge_task",
+            "webhooks.tasks.previous_webhook_secrets_forget"} <= scheduled
 
 
 def test_payments_expire_within_about_a_second_of_their_deadline():

@@ -199,9 +199,14 @@ def test_resend_gives_a_dead_delivery_a_fresh_cycle_and_is_audited(hooked, recei
     assert audit.before["status"] == "dead"
 
 
-def test_a_test_event_is_sent_at_once_and_not_retried(hooked, receiver, admin_user):
+def test_a_test_event_is_queued_then_attempted_once_and_not_retried(hooked, receiver, admin_user):
     receiver.respond_with(500)
     delivery = services.webhook_test_send(merchant=hooked.merchant, actor=admin_user)
+    # Queued, not sent by the caller (issue 18: the console's web worker never waits for it).
+    assert delivery.status == WebhookDelivery.Status.PENDING and receiver.count == 0
+    assert not delivery.attempt_rows.exists()
+
+    delivery = delivery_attempt_run(delivery.pk)  # what the queued task does
     assert delivery.status == WebhookDelivery.Status.DEAD
     (request,) = receiver.requests
     assert request.json()["event"] == "webhook.test"

@@ -140,3 +140,18 @@ def test_nothing_is_lost_when_the_worker_is_killed_in_the_middle_of_a_delivery(m
     assert first.body == second.body
     assert [(a.number, a.outcome) for a in delivery.attempt_rows.all()] == [(1, "interrupted"), (2, "delivered")]
     assert receiver.count == 2
+
+
+def test_a_test_event_sent_from_the_console_is_delivered_by_the_worker(merchant_for, receiver, tmp_path, client,
+                                                                        django_user_model):
+    tm = merchant_for(receiver)
+    staff = django_user_model.objects.create_superuser("ops", password="pw-ops-12345")
+    client.force_login(staff)
+    with CeleryWorker(env=FAST, log_dir=tmp_path):
+        response = client.post("/admin/webhooks/webhookdelivery/send-test/", {"merchant": tm.merchant.pk})
+        assert response.status_code == 302
+        delivery = WebhookDelivery.objects.get(event__event_type="webhook.test")
+        (request,) = receiver.wait_for(1, timeout=30)
+        delivery = wait_until(lambda: delivered(delivery.event_id))
+    assert request.headers["X-Service-Event-Type"] == "webhook.test"
+    assert delivery.attempts == 1
