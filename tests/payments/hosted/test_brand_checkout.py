@@ -83,6 +83,8 @@ def test_in_a_real_browser_the_csp_lets_the_accent_and_logo_through(checkout, st
     assert checkout.evaluate("document.querySelector('img.brand-logo').naturalWidth") > 0
     assert checkout.evaluate("[...document.querySelectorAll('.marks img')].every(img => img.naturalWidth > 0)")
     assert checkout.locator(".topbar .brand").inner_text().strip() == "Chai Point"
+    # A phone's header holds the logo, the name, the badge and the language switch: nothing spills.
+    assert checkout.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     assert violations == []
     from tests.payments.hosted.conftest import ARTIFACTS
 
