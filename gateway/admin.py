@@ -75,7 +75,8 @@ class MerchantForm(BrandAndMethodFields, forms.ModelForm):
 
     class Meta:
         model = Merchant
-        fields = ["code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit"]
+        fields = ["code", "name", "is_active", "signed_requests_required", "s2s_enabled", "webhook_url",
+                  "rate_limit"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -171,7 +172,7 @@ class RotateWebhookSecretForm(forms.Form):
 
 class ApiKeyInline(admin.TabularInline):
     model = ApiKey
-    fields = ("prefix", "created_at", "expires_at")
+    fields = ("prefix", "created_at", "expires_at", "rotated_at", "rotated_by")
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -183,8 +184,9 @@ class ApiKeyInline(admin.TabularInline):
 @admin.register(Merchant)
 class MerchantAdmin(admin.ModelAdmin):
     form = MerchantForm
-    list_display = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit", "created_at")
-    list_filter = ("is_active", "s2s_enabled")
+    list_display = ("code", "name", "is_active", "signed_requests_required", "s2s_enabled", "webhook_url",
+                    "rate_limit", "created_at")
+    list_filter = ("is_active", "signed_requests_required", "s2s_enabled")
     search_fields = ("code", "name")
     readonly_fields = ("credential_actions", "credential_note", "webhook_secret_grace", "brand_preview", "created_at",
                        "updated_at")
@@ -192,7 +194,8 @@ class MerchantAdmin(admin.ModelAdmin):
     show_full_result_count = False
 
     def get_fieldsets(self, request, obj=None):
-        base = ["code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit"]
+        # Signed requests right after the merchant's identity: the setting docs/security.md recommends.
+        base = ["code", "name", "is_active", "signed_requests_required", "s2s_enabled", "webhook_url", "rate_limit"]
         if obj is None:
             return [(None, {"fields": base})]
         # Only those who may rotate see the rotate buttons.
@@ -404,6 +407,20 @@ for _model, _admin in ((User, AuditedUserAdmin), (Group, AuditedGroupAdmin)):
         admin.site.unregister(_model)
     admin.site.register(_model, _admin)
 
+# Sign-in machinery stays out of the console's pages: axes' attempt records (usernames, addresses)
+# are no business of support, and authenticators are enrolled from the command line
+# (console_totp_enrol); locked usernames are released with axes' `manage.py axes_reset_username`.
+# Every sign-in, failure and lock-out is in the audit log (gateway.signin) for everyone to read.
+def _console_hides_sign_in_models() -> None:
+    from axes.models import AccessAttempt, AccessFailureLog, AccessLog
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    for model in (AccessAttempt, AccessFailureLog, AccessLog, TOTPDevice):
+        if admin.site.is_registered(model):
+            admin.site.unregister(model)
+
+
+_console_hides_sign_in_models()
 
 admin.site.site_header = "Payment gateway console"
 admin.site.site_title = "Gateway console"

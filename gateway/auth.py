@@ -84,6 +84,11 @@ def _api_key_by_prefix(prefix: str) -> ApiKey | None:
 
 
 def merchant_for_api_key(raw_key: str | None) -> Merchant:
+    return api_key_authenticate(raw_key).merchant
+
+
+def api_key_authenticate(raw_key: str | None) -> ApiKey:
+    """The valid key `raw_key` (with its active merchant), or UNAUTHORIZED."""
     if not raw_key or len(raw_key) < ApiKey.PREFIX_LENGTH or len(raw_key) > 200:
         raise Unauthorized()
     key = _api_key_by_prefix(raw_key[: ApiKey.PREFIX_LENGTH])
@@ -92,7 +97,7 @@ def merchant_for_api_key(raw_key: str | None) -> Merchant:
     matches = crypto.constant_time_equals(expected, crypto.hash_api_key(raw_key))
     if key is None or not matches or not key.is_valid(timezone.now()) or not key.merchant.is_active:
         raise Unauthorized()
-    return key.merchant
+    return key
 
 
 class ApiKeyAuthentication(BaseAuthentication):
@@ -102,11 +107,13 @@ class ApiKeyAuthentication(BaseAuthentication):
         # Checked before the key, so the answer is the same whether the key is right or not.
         if header_code is None and getattr(view, "require_merchant_header", False):
             raise Unauthorized("X-Merchant-Id header is required.")
-        merchant = merchant_for_api_key(request.headers.get("X-Api-Key"))
+        key = api_key_authenticate(request.headers.get("X-Api-Key"))
+        merchant = key.merchant
         if header_code is not None and header_code != merchant.code:
             raise Unauthorized()
         set_merchant(merchant.code)
-        return (merchant, None)
+        # request.auth is the key itself: a refund records which key made it.
+        return (merchant, key)
 
     def authenticate_header(self, request):
         # Makes DRF answer 401 (not 403) when authentication fails.

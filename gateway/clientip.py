@@ -9,6 +9,7 @@ outermost proxy wrote. Addresses further left were written by the client and are
 from __future__ import annotations
 
 import ipaddress
+import logging
 
 from django.conf import settings
 
@@ -31,3 +32,57 @@ def client_ip(request) -> str:
         return str(ipaddress.ip_address(candidate))
     except ValueError:
         return remote
+
+
+# --- a proxy in front that nobody told us about ---------------------------------------------------
+#
+# With TRUSTED_PROXY_COUNT = 0 behind a proxy, every customer has the proxy's address, and the
+# per-address limits count them all as one. "Likely behind a proxy" means: a request arrived
+# from a loopback or private address (where proxies and load balancers sit, not customers)
+# carrying X-Forwarded-For or Forwarded. The first such request in a process logs one warning
+# (gateway.clientip, WARNING). At start, `manage.py check` (run by migrate) warns in production,
+# where TLS is terminated in front of gunicorn (README), when TRUSTED_PROXY_COUNT is 0.
+
+logger = logging.getLogger("gateway.clientip")
+_proxy_warned = False
+
+
+def proxy_likely(request) -> bool:
+    """Whether this request looks like it came through a proxy: a forwarding header from a
+    loopback or private address."""
+    meta = request.META
+    if not (meta.get("HTTP_X_FORWARDED_FOR") or meta.get("HTTP_FORWARDED")):
+        return False
+    try:
+        remote = ipaddress.ip_address(meta.get("REMOTE_ADDR", ""))
+    except ValueError:
+        return False
+    return remote.is_loopback or remote.is_private
+
+
+def warn_if_proxy_unconfigured(request) -> None:
+    """Log once per process when a request is likely to come through a proxy while
+    TRUSTED_PROXY_COUNT is 0. Costs a global read on every request after the first warning."""
+    global _proxy_warned
+    if _proxy_warned or getattr(settings, "TRUSTED_PROXY_COUNT", 0) or not proxy_likely(request):
+        return
+    _proxy_warned = True
+    logger.warning(
+        "a request came from %s with X-Forwarded-For: a proxy is likely in front of the service, "
+        "but TRUSTED_PROXY_COUNT is 0, so every client behind it shares one address for the "
+        "per-address limits. Set TRUSTED_PROXY_COUNT to the number of proxies that append to "
+        "X-Forwarded-For.", request.META.get("REMOTE_ADDR"))
+
+
+def check_proxy_setting(app_configs=None, **kwargs):
+    """System check: production terminates TLS in front of gunicorn, so a proxy is there."""
+    from django.core.checks import Warning
+
+    if settings.IS_PRODUCTION and not getattr(settings, "TRUSTED_PROXY_COUNT", 0):
+        return [Warning(
+            "TRUSTED_PROXY_COUNT is 0 in production, where TLS is terminated by a proxy in front "
+            "of the service: every customer would share the proxy's address for per-address limits.",
+            hint="Set TRUSTED_PROXY_COUNT to the number of proxies that append to X-Forwarded-For; "
+                 "silence gateway.W001 only if clients really connect to gunicorn directly.",
+            id="gateway.W001")]
+    return []

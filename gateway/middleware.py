@@ -2,11 +2,13 @@
 never reach a DRF view (unknown paths, wrong methods on plain views, crashes)."""
 import logging
 
+from csp.middleware import CSPMiddleware
 from django.conf import settings
 from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
 from django.http import Http404
 from django.utils.log import log_response
 
+from gateway.clientip import warn_if_proxy_unconfigured
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound, ValidationError, error_response
 from gateway.tracing import new_trace_id, reset_merchant, reset_trace_id, set_merchant, set_trace_id
 from gateway.customer_pages import customer_error_page
@@ -20,7 +22,8 @@ _DJANGO_ANSWERS = (Http404, PermissionDenied, SuspiciousOperation, BadRequest)
 
 
 class TraceIdMiddleware:
-    """Give every request a traceId, expose it as X-Trace-Id and in every log line."""
+    """Give every request a traceId, expose it as X-Trace-Id and in every log line. (And, once
+    per process, warn of a proxy in front that TRUSTED_PROXY_COUNT does not know: gateway.clientip.)"""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -30,6 +33,7 @@ class TraceIdMiddleware:
         merchant_token = set_merchant("")
         try:
             request.trace_id = token.var.get()
+            warn_if_proxy_unconfigured(request)
             response = self.get_response(request)
             response["X-Trace-Id"] = request.trace_id
             # Django logs 5xx answers after the last middleware has returned, where the line
@@ -119,3 +123,21 @@ class NulCharacterMiddleware:
                 return error_response(ValidationError("must not contain NUL characters",
                                                       field=name.replace("\x00", "") or "query"))
         return self.get_response(request)
+
+
+class PagePolicyMiddleware(CSPMiddleware):
+    """The Content-Security-Policy (settings.CONTENT_SECURITY_POLICY) on every HTML page: the
+    checkout, the sandbox pages, the console and the API docs page. JSON answers carry none
+    (nothing renders them). The console's templates and the docs page use inline styles, so
+    there styles may be inline; scripts never are, anywhere, and the console's forms post only
+    to the console itself."""
+
+    def process_response(self, request, response):
+        if not response.get("Content-Type", "").startswith("text/html"):
+            return response
+        if is_console(request) or request.path.startswith("/api/docs/"):
+            replace = {"style-src": ["'self'", "'unsafe-inline'"]}
+            if is_console(request):
+                replace["form-action"] = ["'self'"]
+            response._csp_replace = {**replace, **(getattr(response, "_csp_replace", None) or {})}
+        return super().process_response(request, response)

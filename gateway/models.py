@@ -19,6 +19,11 @@ class Merchant(models.Model):
     name = models.CharField(max_length=200)
     is_active = models.BooleanField(default=True)
     s2s_enabled = models.BooleanField("S2S enabled", default=False)
+    signed_requests_required = models.BooleanField(
+        "signed requests required", default=False,
+        help_text="Recommended. Refunds, refund status and enquiry must then carry a valid checksum and "
+                  "timestamp (the official SDK 3.0.0 sends them), so an API key alone cannot move money: "
+                  "whoever rotates or reads a key still needs the secret key. See docs/security.md.")
     webhook_url = models.URLField("webhook address", max_length=500, blank=True)
     rate_limit = models.PositiveIntegerField(
         "rate limit (requests/second)", null=True, blank=True, validators=[MinValueValidator(1)],
@@ -92,6 +97,10 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     # Set when the key is rotated away: the key keeps working until then (grace period).
     expires_at = models.DateTimeField(null=True, blank=True)
+    # When and by whom it was rotated away: a refund made with it after that (in its grace
+    # period) is pointed out on the console's payment page.
+    rotated_at = models.DateTimeField(null=True, blank=True)
+    rotated_by = models.CharField(max_length=150, blank=True)
 
     class Meta:
         verbose_name = "API key"
@@ -101,6 +110,10 @@ class ApiKey(models.Model):
 
     def is_valid(self, now=None) -> bool:
         return self.expires_at is None or self.expires_at > (now or timezone.now())
+
+    def was_rotated_before(self, moment) -> bool:
+        """Whether this key had already been rotated away (and was in its grace period) at `moment`."""
+        return self.rotated_at is not None and self.rotated_at <= moment
 
 
 class AuditRecord(models.Model):

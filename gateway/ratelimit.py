@@ -4,8 +4,9 @@ REDIS_URL is set), so every web worker shares one count.
 The limit is the merchant's own `rate_limit` or DEFAULT_RATE_LIMIT_PER_SECOND. DRF checks
 throttles after authentication, so a request with a missing or wrong key is answered 401
 before it is counted, and carries no X-RateLimit headers (per-address limits on such requests
-belong in the reverse proxy). Views without authentication (the schema) are counted per client
-address against the default limit.
+belong in the reverse proxy). Views without authentication (the schema, the docs page, the
+sandbox UPI app) are counted per client address against the default limit: the address from
+gateway.clientip, never DRF's own, which believes whatever X-Forwarded-For a client sends.
 
 If the cache cannot be reached the request is let through and the outage logged: a Redis
 failure must not stop payments.
@@ -18,6 +19,7 @@ from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
 from gateway.cache import counter_hit
+from gateway.clientip import client_ip
 from gateway.models import Merchant
 
 logger = logging.getLogger("gateway.ratelimit")
@@ -42,6 +44,9 @@ class MerchantRateThrottle(BaseThrottle):
         request.rate_limit = (limit, max(0, limit - count))
         self._wait = window + 1 - time.time()
         return count <= limit
+
+    def get_ident(self, request):
+        return client_ip(request)
 
     def wait(self):
         return max(1.0, self._wait)

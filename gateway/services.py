@@ -15,7 +15,8 @@ from gateway.errors import ValidationError
 from gateway.models import ApiKey, AuditRecord, Merchant, MerchantBrand, merchant_code_validator
 from gateway.urlcheck import validate_webhook_url
 
-AUDITED_FIELDS = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit", "payment_methods")
+AUDITED_FIELDS = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit",
+                  "signed_requests_required", "payment_methods")
 RATE_LIMIT_MAX = 100_000
 
 
@@ -102,7 +103,8 @@ def _api_key_create(merchant: Merchant) -> str:
 
 @transaction.atomic
 def merchant_create(*, code: str, name: str, webhook_url: str = "", s2s_enabled: bool = False,
-                    rate_limit: int | None = None, actor=None) -> MerchantCredentials:
+                    rate_limit: int | None = None, signed_requests_required: bool = False,
+                    actor=None) -> MerchantCredentials:
     """Onboard a merchant. Raises ValidationError for a bad code, address or limit, or a
     code already taken. Returns the credentials, which are never shown again."""
     try:
@@ -125,6 +127,7 @@ def merchant_create(*, code: str, name: str, webhook_url: str = "", s2s_enabled:
         with transaction.atomic():
             merchant = Merchant.objects.create(
                 code=code, name=name, webhook_url=webhook_url, s2s_enabled=s2s_enabled, rate_limit=rate_limit,
+                signed_requests_required=signed_requests_required,
                 secret_key_encrypted=crypto.encrypt(secret_key),
                 webhook_secret_encrypted=crypto.encrypt(webhook_secret),
             )
@@ -187,7 +190,10 @@ def merchant_rotate_api_key(*, merchant: Merchant, grace_seconds: int = 0, actor
     for key in live:
         if key.expires_at is None or key.expires_at > expires:
             key.expires_at = expires
-            key.save(update_fields=["expires_at"])
+            if key.rotated_at is None:
+                key.rotated_at = now
+                key.rotated_by = getattr(actor, "get_username", lambda: str(actor or "system"))()[:150]
+            key.save(update_fields=["expires_at", "rotated_at", "rotated_by"])
     raw = _api_key_create(merchant)
     new_key = ApiKey.objects.get(prefix=raw[: ApiKey.PREFIX_LENGTH])
     audit_record(actor=actor, action="merchant.rotate_api_key", obj=merchant, merchant=merchant,

@@ -4,6 +4,7 @@ Every variable has an embedded default so that `scripts/quickstart` runs with no
 Python: SQLite under var/ (GATEWAY_VAR_DIR), a local-memory cache and a file-system Celery broker. Production
 (GATEWAY_ENV=production) refuses the development defaults for secrets.
 """
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -62,14 +63,19 @@ CSRF_TRUSTED_ORIGINS = [GATEWAY_PUBLIC_URL]
 CSRF_FAILURE_VIEW = "gateway.views.csrf_failure"
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "gateway.apps.ConsoleAdminConfig",  # django.contrib.admin, with the console's sign-in
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
     "rest_framework",
     "drf_spectacular",
+    # Swagger UI's files, served from our own /static/ rather than a CDN (the docs page's CSP).
+    "drf_spectacular_sidecar",
     "gateway",
     "webhooks",
     "payments",
@@ -80,6 +86,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "gateway.middleware.TraceIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # The Content-Security-Policy on every HTML page: checkout, sandbox, console, API docs.
+    "gateway.middleware.PagePolicyMiddleware",
     # Serves the checkout's CSS and the admin's assets under gunicorn, no proxy needed.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "gateway.middleware.NulCharacterMiddleware",
@@ -88,9 +96,12 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "gateway.middleware.ApiErrorMiddleware",
+    # Last, as django-axes asks: turns a locked-out sign-in into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 APPEND_SLASH = False
 
@@ -205,6 +216,28 @@ CELERY_BEAT_SCHEDULE = {
     "card-consents-purge": {"task": "tokens.tasks.card_consents_purge_task", "schedule": 3600.0},
 }
 
+# Console sign-in (gateway/signin.py, docs/security.md). django-axes: five failed sign-ins (a
+# wrong password or code) for one username, or from one client address (gateway.clientip), lock
+# that username or address for 15 minutes; a successful one resets the count. The username
+# count stops guessing one account from many addresses, the address count one address trying
+# one password on many accounts.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "gateway.signin.axes_client_ip"
+# Sign-ins are recorded in the project's audit log (gateway.signin); axes keeps only failures.
+AXES_DISABLE_ACCESS_LOG = True
+AXES_LOCKOUT_TEMPLATE = "admin/console/locked_out.html"
+AXES_VERBOSE = False
+OTP_TOTP_ISSUER = "Payment gateway console"
+# A console session lasts a working day, then staff sign in again.
+SESSION_COOKIE_AGE = 9 * 3600
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -301,9 +334,13 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "2.4.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
-# Content-Security-Policy (django-csp 4): applied by the checkout views' decorator.
+# Content-Security-Policy (django-csp 4), on every HTML page (gateway.middleware.PagePolicyMiddleware;
+# the console and the API docs page also allow inline styles, which the admin's templates use).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
@@ -324,6 +361,15 @@ X_FRAME_OPTIONS = "DENY"
 if IS_PRODUCTION:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    # TLS ends at the proxy in front (README): it must set X-Forwarded-Proto, overwriting any a
+    # client sent. Plain HTTP is redirected to HTTPS, except the health check, which load
+    # balancers and orchestrators probe over plain HTTP inside the network.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
+    if not GATEWAY_PUBLIC_URL.startswith("https://"):
+        raise ImproperlyConfigured("GATEWAY_PUBLIC_URL must be an https:// address in production")
 
 LOGGING = {
     "version": 1,

@@ -98,3 +98,17 @@ def webhook_signature(webhook_secret: str, body: bytes, timestamp_ms: int) -> st
 def return_signature(secret_key: str, params: dict) -> str:
     base = "|".join(f"{k}={params[k]}" for k in sorted(params) if k != "signature")
     return hmac_hex(secret_key, base)
+
+
+def verify_signed_if_sent_or_required(merchant, *, checksum, timestamp, fields) -> None:
+    """Refunds, refund status and enquiry: `checksum` and `timestamp` are optional (the
+    interface's requests have neither; the official SDK sends both), and verified as
+    verify_signed_request does when either is sent, or always when the merchant has chosen
+    "signed requests required" (then a missing timestamp is INVALID_TIMESTAMP and a missing
+    checksum INVALID_SIGNATURE, as on payment creation)."""
+    if checksum is None and timestamp is None and not merchant.signed_requests_required:
+        return
+    value = verify_timestamp(timestamp)
+    if checksum is None:
+        raise InvalidSignature("checksum is required: this merchant requires signed requests.")
+    verify_checksum(merchant.secret_key, checksum, *fields, value)

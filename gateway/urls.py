@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from gateway import views
 
@@ -12,7 +12,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]),
          name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema", authentication_classes=[],
+    # The split view serves its script from this address instead of inline: the CSP allows no
+    # inline script, and Swagger UI itself comes from /static/ (drf-spectacular-sidecar).
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema", authentication_classes=[],
                                                      permission_classes=[]), name="api-docs"),
 ]
 

@@ -53,6 +53,10 @@ class Refund(models.Model):
     failure_reason = models.CharField(max_length=200, blank=True)
 
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.API)
+    # The API key that authenticated the request that created it (none for console refunds): the
+    # payment page says when that key had already been rotated by staff (docs/security.md).
+    api_key = models.ForeignKey("gateway.ApiKey", null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="+")
     initiated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                      on_delete=models.SET_NULL, related_name="+")
     # What the create request asked for, hashed: a repeat with the same refundId must match it.

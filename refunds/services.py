@@ -141,7 +141,7 @@ def _existing(merchant: Merchant, refund_id: str, fingerprint: str) -> Refund | 
 # the response (payments.services.idempotency), so both commit together.
 @transaction.atomic
 def _refund_create_locked(*, merchant: Merchant, payment_pk: int, amount: int | None, reason: str,
-                          refund_id: str | None, source: str, actor) -> RefundCreated:
+                          refund_id: str | None, source: str, actor, api_key=None) -> RefundCreated:
     # The payment's lock serialises every refund of it: the sum of refunds below cannot change
     # until this transaction ends, so concurrent refunds can never together exceed the amount.
     payment = lock_payment(payment_pk)
@@ -159,7 +159,8 @@ def _refund_create_locked(*, merchant: Merchant, payment_pk: int, amount: int | 
     refund = Refund.objects.create(
         merchant=merchant, payment=payment, amount=amount, currency=payment.currency, status=S.PENDING,
         reason=reason or "", payment_mode=mode, refund_method=method, request_hash=fingerprint,
-        source=source, initiated_by=actor if getattr(actor, "pk", None) else None, **fields)
+        source=source, initiated_by=actor if getattr(actor, "pk", None) else None,
+        api_key_id=getattr(api_key, "pk", None), **fields)
     actor_name = actor.get_username() if getattr(actor, "pk", None) else API_ACTOR
     _event(refund, RefundEvent.Kind.STATUS, actor_name=actor_name, to_status=S.PENDING,
            amount=amount, source=source, reason=reason or "")
@@ -171,7 +172,8 @@ def _refund_create_locked(*, merchant: Merchant, payment_pk: int, amount: int | 
 
 
 def refund_create(*, merchant: Merchant, payment: Payment, amount: int | None = None, reason: str = "",
-                  refund_id: str | None = None, source: str = Refund.Source.API, actor=None) -> RefundCreated:
+                  refund_id: str | None = None, source: str = Refund.Source.API, actor=None,
+                  api_key=None) -> RefundCreated:
     """Refund `amount` paise (None: everything still refundable) of the merchant's `payment`,
     by the payment's original method. The refund starts PENDING and is submitted to the bank
     after the transaction commits.
@@ -180,11 +182,12 @@ def refund_create(*, merchant: Merchant, payment: Payment, amount: int | None = 
     Raises IdempotencyMismatch (refund_id used with another request), RefundNotAllowed (the
     payment is not SUCCESS), RefundAmountExceeded (more than remains, or nothing remains),
     ValidationError (not positive, or below the minimum). Staff refunds (source ADMIN, with
-    `actor`) are written to the audit log in the same transaction."""
+    `actor`) are written to the audit log in the same transaction. `api_key`, the key that
+    authenticated an API request, is recorded on the refund."""
     if payment.merchant_id != merchant.pk:
         raise ValueError("the payment belongs to another merchant")  # callers scope it first
     kwargs = dict(merchant=merchant, payment_pk=payment.pk, amount=amount, reason=reason or "",
-                  refund_id=refund_id, source=source, actor=actor)
+                  refund_id=refund_id, source=source, actor=actor, api_key=api_key)
     try:
         return _refund_create_locked(**kwargs)
     except IntegrityError:
@@ -198,7 +201,8 @@ def refund_create(*, merchant: Merchant, payment: Payment, amount: int | None = 
 
 
 def refund_request(*, merchant: Merchant, payment: Payment, amount: int | None, reason: str,
-                   refund_id: str | None, idempotency_key: str | None, body: dict) -> IdempotentOutcome:
+                   refund_id: str | None, idempotency_key: str | None, body: dict,
+                   api_key=None) -> IdempotentOutcome:
     """POST /api/v2/refunds once its request is checked: refund_create, at most once per
     X-Idempotency-Key and body (payments.services.idempotency: the same key with the same body
     replays the first response; with another body it is IDEMPOTENCY_MISMATCH; a refused
@@ -206,7 +210,7 @@ def refund_request(*, merchant: Merchant, payment: Payment, amount: int | None, 
 
     def execute() -> tuple[int, dict, Payment]:
         result = refund_create(merchant=merchant, payment=payment, amount=amount, reason=reason,
-                               refund_id=refund_id)
+                               refund_id=refund_id, api_key=api_key)
         return 200, refund_created_response(result.refund), payment
 
     if idempotency_key is None:

@@ -19,6 +19,7 @@ from datetime import datetime
 
 from django.db.models import Prefetch, Q
 from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
 
 from gateway.console.days import local
 from gateway.console.display import money
@@ -82,6 +83,21 @@ class PaymentStory:
     deliveries: list[WebhookDelivery]
     totals: dict[str, str]
     refundable: int
+    # Refunds made with an API key staff had already rotated away (in its grace period): the
+    # separation-of-duties warning (docs/security.md).
+    rotated_key_refunds: list[str] = field(default_factory=list)
+
+
+def _rotated_key_refunds(refunds: list[Refund]) -> list[str]:
+    warnings = []
+    for refund in refunds:
+        key = refund.api_key
+        if key is not None and key.was_rotated_before(refund.created_at):
+            warnings.append(
+                f"Refund {refund.refund_id} of {money(refund.amount)} was made with API key {key.prefix}…, which "
+                f"{key.rotated_by or 'someone'} had rotated at {timezone.localtime(key.rotated_at):%Y-%m-%d %H:%M:%S} "
+                f"IST; the key still worked only because it was in its grace period.")
+    return warnings
 
 
 def _payment_entries(payment: Payment) -> list[Entry]:
@@ -197,7 +213,7 @@ def _staff_entries(payment: Payment, refunds, deliveries, token_ids) -> list[Ent
 
 def payment_story(payment: Payment) -> PaymentStory:
     """Everything that happened to `payment`, oldest first."""
-    refunds = list(Refund.objects.filter(payment=payment).order_by("created_at", "id")
+    refunds = list(Refund.objects.filter(payment=payment).select_related("api_key").order_by("created_at", "id")
                    .prefetch_related(Prefetch("events", queryset=RefundEvent.objects.order_by("created_at", "id"))))
     subjects = [payment.sabpaisa_txn_id, *(refund.refund_id for refund in refunds)]
     events = list(
@@ -223,4 +239,5 @@ def payment_story(payment: Payment) -> PaymentStory:
         "refund_pending": money(refund_selectors.refund_pending_amount(payment)),
         "refundable": money(refundable),
     }
-    return PaymentStory(payment, entries, refunds, deliveries, totals, refundable)
+    return PaymentStory(payment, entries, refunds, deliveries, totals, refundable,
+                        rotated_key_refunds=_rotated_key_refunds(refunds))

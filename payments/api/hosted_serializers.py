@@ -166,12 +166,15 @@ class HostedPaymentCreateSerializer(RequestSerializer):
 
 
 class EnquiryQuerySerializer(serializers.Serializer):
-    """GET /api/v2/payments?merchantId=..&merchantTxnId=..[&spTxnId=..]"""
+    """GET /api/v2/payments?merchantId=..&merchantTxnId=..[&spTxnId=..], optionally (and, for
+    merchants that require signed requests, necessarily) signed with checksum and timestamp as
+    the POST form is."""
 
     merchantId = StrictCharField(max_length=50)
     merchantTxnId = StrictCharField(max_length=100)
     spTxnId = StrictCharField(max_length=100, required=False,
                               help_text="optional: the payment's sabpaisaTxnId; another payment's is NOT_FOUND")
+    checksum = ChecksumField(required=False)
 
 
 class EnquiryBodySerializer(serializers.Serializer):

@@ -10,7 +10,7 @@ from gateway.auth import ensure_same_merchant
 from gateway.crypto import constant_time_equals
 from gateway.errors import InvalidSignature, NotFound, ValidationError
 from gateway.schema import error_responses
-from gateway.signing import verify_checksum, verify_timestamp
+from gateway.signing import verify_checksum, verify_signed_if_sent_or_required, verify_timestamp
 from payments.api.hosted_serializers import (
     EnquiryBodyRequestSchema,
     EnquiryBodyResponseSchema,
@@ -91,7 +91,11 @@ class HostedPaymentsView(GatewayAPIView):
         parameters=[OpenApiParameter("merchantId", str, required=True),
                     OpenApiParameter("merchantTxnId", str, required=True),
                     OpenApiParameter("spTxnId", str, required=False,
-                                     description="the payment's sabpaisaTxnId; another's is NOT_FOUND")],
+                                     description="the payment's sabpaisaTxnId; another's is NOT_FOUND"),
+                    OpenApiParameter("timestamp", int, required=False),
+                    OpenApiParameter("checksum", str, required=False,
+                                     description="HMAC-SHA256 of merchantId|merchantTxnId|0|INR|timestamp, verified "
+                                                 "when sent; required when the merchant requires signed requests")],
         description="Enquiry by merchantTxnId, payments of both flows. amount is paise, paidAmount rupees.",
     )
     def get(self, request):
@@ -99,6 +103,9 @@ class HostedPaymentsView(GatewayAPIView):
         _ensure_claimed_merchant(request, query, "merchantId")
         fields = validated(EnquiryQuerySerializer, query)
         ensure_same_merchant(request.user, fields["merchantId"])
+        verify_signed_if_sent_or_required(request.user, checksum=fields.get("checksum"),
+                                          timestamp=query.get("timestamp"),
+                                          fields=(fields["merchantId"], fields["merchantTxnId"], 0, "INR"))
         found = _enquiry_find(request.user, fields)
         return Response(enquiry_transaction(found.payment, refunded=found.refunded_amount,
                                             refund_pending=found.refund_pending_amount))
@@ -126,7 +133,7 @@ class PaymentEnquiryView(GatewayAPIView):
         fields = validated(EnquiryBodySerializer, data)
         ensure_same_merchant(request.user, fields["merchant_code"])
         found = None
-        if "checksum" in data or "timestamp" in data:
+        if "checksum" in data or "timestamp" in data or request.user.signed_requests_required:
             found = _enquiry_checksum_verify(request.user, fields, verify_timestamp(data.get("timestamp")))
         found = found or _enquiry_find(request.user, fields)
         return Response(enquiry_body_form(found.payment, refunded=found.refunded_amount,

@@ -4,18 +4,25 @@ sandbox pages, under /sandbox/, are 404 in production: gateway.middleware.Sandbo
 The customer arrives with ?clientSecret=...; a valid secret grants this browser's session
 access to that one payment and the customer is sent on to the same address without the
 secret (out of the address bar and of later Referer headers). Every other page needs the grant.
-A browser holding the grant is never rate limited. Without it, a wrong secret or a page answers
-NOT_FOUND and counts against the client address (gateway.clientip: REMOTE_ADDR, or
-X-Forwarded-For behind TRUSTED_PROXY_COUNT proxies); too many in a window answer RATE_LIMITED.
+
+Only failures are limited. A valid secret always opens its own payment, whatever others behind
+the same address (a NAT, an office, a carrier, a proxy) have tried, and a browser holding the
+grant is never limited. A wrong secret, or a page without the grant, answers NOT_FOUND and
+counts against two counters: the client address (gateway.clientip: REMOTE_ADDR, or
+X-Forwarded-For behind TRUSTED_PROXY_COUNT proxies) and the payment named in the address. Once
+either is over its limit, failures answer RATE_LIMITED instead, until the window passes.
+
+The counters live in the cache (Redis). When it cannot be reached they are skipped and the
+outage logged: the limiter fails open, since a 256-bit secret cannot be guessed anyway and a
+customer must not get a 500 because a counter could not be read.
 """
 from __future__ import annotations
 
+import logging
 from functools import wraps
 
-from csp.middleware import CSPMiddleware
 from django.core.cache import cache
 from django.utils import translation
-from django.utils.decorators import decorator_from_middleware
 from django.views.decorators.cache import never_cache
 
 from gateway.cache import counter_hit
@@ -25,21 +32,21 @@ from gateway.errors import GatewayError, NotFound, RateLimited
 from payments.models import Payment
 from payments.selectors import payment_get_for_checkout, payment_get_hosted
 
+logger = logging.getLogger("payments.checkout")
+
 SESSION_GRANTS = "checkout_grants"
 MAX_GRANTS = 20
-# Wrong or missing clientSecrets tolerated per client address in a window. Secrets are 256-bit,
-# so this is about probing, not about guessing one.
+# Wrong or missing clientSecrets tolerated in a window, per client address and per payment.
+# Secrets are 256-bit, so this is about probing, not about guessing one.
 BAD_SECRET_LIMIT = 20
 BAD_SECRET_WINDOW_SECONDS = 900
 
-checkout_csp = decorator_from_middleware(CSPMiddleware)
-
-
 def checkout_page(view):
-    """Every checkout and sandbox page: the CSP header, never cached, and in the customer's
-    language (payments.checkout.language), its error pages included. (A GatewayError a view
-    raises becomes, for a browser, an HTML page in the checkout's look, and for anything else
-    the JSON envelope: gateway.customer_pages, gateway.middleware.ApiErrorMiddleware.)"""
+    """Every checkout and sandbox page: never cached, and in the customer's language
+    (payments.checkout.language), its error pages included. (The CSP header comes with every
+    HTML page, gateway.middleware.PagePolicyMiddleware. A GatewayError a view raises becomes,
+    for a browser, an HTML page in the checkout's look, and for anything else the JSON
+    envelope: gateway.customer_pages, gateway.middleware.ApiErrorMiddleware.)"""
 
     @wraps(view)
     def in_language(request, *args, **kwargs):
@@ -56,21 +63,33 @@ def checkout_page(view):
         response.headers.setdefault("Content-Language", language)
         return response
 
-    return checkout_csp(never_cache(in_language))
+    return never_cache(in_language)
 
 
-def _bad_secret_key(request) -> str:
-    return f"checkout:badsecret:{client_ip(request)}"
+def _failure_keys(request, payment_id: str) -> tuple[str, str]:
+    return (f"checkout:badsecret:{client_ip(request)}",
+            # A payment id comes from the address and may be anything: bounded before it is a key.
+            f"checkout:badsecret:pay:{payment_id[:64]}")
 
 
-def _ensure_not_limited(request) -> None:
-    if (cache.get(_bad_secret_key(request)) or 0) >= BAD_SECRET_LIMIT:
-        raise RateLimited("too many invalid checkout links from this address; try again later",
+def _refuse_failure(request, payment_id: str) -> None:
+    """A failed look at `payment_id`: RATE_LIMITED if its address or payment is already over the
+    limit, else counted against both and NOT_FOUND. Fails open (NOT_FOUND, logged) when the
+    cache cannot be reached."""
+    keys = _failure_keys(request, payment_id)
+    try:
+        counts = cache.get_many(keys)
+        limited = any((counts.get(key) or 0) >= BAD_SECRET_LIMIT for key in keys)
+        if not limited:
+            for key in keys:
+                counter_hit(cache, key, BAD_SECRET_WINDOW_SECONDS)
+    except Exception:
+        logger.exception("checkout link limit not applied: the cache is unreachable")
+        limited = False
+    if limited:
+        raise RateLimited("too many invalid checkout links; try again later",
                           headers={"Retry-After": str(BAD_SECRET_WINDOW_SECONDS)})
-
-
-def _count_bad_secret(request) -> None:
-    counter_hit(cache, _bad_secret_key(request), BAD_SECRET_WINDOW_SECONDS)
+    raise NotFound()
 
 
 def _grant(request, payment: Payment) -> None:
@@ -84,28 +103,25 @@ def _has_grant(request, payment_id: str) -> bool:
 
 def granted_payment(request, payment_id: str) -> Payment:
     """The payment this browser was given access to. The grant is checked first: a customer who
-    has access is never limited, however much others behind the same address (a NAT, an office,
-    a carrier) probe. Without it: RATE_LIMITED once the address is over the limit, else
-    NOT_FOUND (counted)."""
+    has access is never limited, however much others behind the same address probe. Without it:
+    NOT_FOUND, counted; RATE_LIMITED once the address or the payment is over the limit."""
     if _has_grant(request, payment_id):
         return payment_get_hosted(payment_id=payment_id)
-    _ensure_not_limited(request)
-    _count_bad_secret(request)
-    raise NotFound()
+    _refuse_failure(request, payment_id)
 
 
 def grant_by_secret(request, payment_id: str, client_secret: str) -> None:
     """Give this browser access to the payment if `client_secret` is its session secret (or it
-    has access already). Raises RATE_LIMITED when the address is over the limit, checked before
-    the secret is looked at, so that a limited address learns nothing from the answer (a right
-    secret must not be told from a wrong one); NOT_FOUND for a wrong secret (counted)."""
+    has access already). A valid secret is never limited: the secret is looked at first, so that
+    probing from the customer's address, or at the customer's payment, cannot lock the customer
+    out. A wrong one: NOT_FOUND, counted; RATE_LIMITED once the address or the payment is over
+    the limit. (Telling a right secret from a wrong one teaches a prober nothing: a right one
+    is 256 random bits it would have to have already.)"""
     if _has_grant(request, payment_id):
         return  # the customer opened the merchant's link again
-    _ensure_not_limited(request)
     payment = payment_get_for_checkout(payment_id=payment_id, client_secret=client_secret)
     if payment is None:
-        _count_bad_secret(request)
-        raise NotFound()
+        _refuse_failure(request, payment_id)
     _grant(request, payment)
 
 

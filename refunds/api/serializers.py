@@ -86,6 +86,10 @@ class RefundListQuerySerializer(serializers.Serializer):
     merchantId = StrictCharField(max_length=MERCHANT_ID_MAX)
     sabpaisaTxnId = StrictCharField(max_length=TXN_ID_MAX, required=False)
     transactionId = StrictCharField(max_length=TXN_ID_MAX, required=False)
+    # Verified when sent, and required of merchants that require signed requests:
+    # HMAC-SHA256 of merchantId|sabpaisaTxnId|timestamp (docs/security.md).
+    checksum = StrictCharField(max_length=128, required=False)
+    timestamp = RawField(required=False)
 
     def validate(self, attrs):
         txn_id = _one_of(attrs, "sabpaisaTxnId", "transactionId")

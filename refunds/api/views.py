@@ -9,7 +9,7 @@ from gateway.api import GatewayAPIView
 from gateway.auth import ensure_same_merchant
 from gateway.errors import NotFound
 from gateway.schema import error_responses
-from gateway.signing import verify_checksum, verify_timestamp
+from gateway.signing import verify_signed_if_sent_or_required
 from payments.models import Payment
 from payments.services.idempotency import HEADER as IDEMPOTENCY_HEADER
 from payments.services.idempotency import idempotency_key_clean
@@ -28,12 +28,10 @@ from refunds.payloads import refund_record
 
 def _verify_signed(merchant, data: dict, *parts) -> None:
     """timestamp and checksum are optional (the interface's request has neither; the official
-    SDK sends both). When either is sent, both are verified: the timestamp, then the checksum
-    over `parts` and the timestamp."""
-    if data.get("checksum") is None and data.get("timestamp") is None:
-        return
-    timestamp = verify_timestamp(data.get("timestamp"))
-    verify_checksum(merchant.secret_key, data.get("checksum"), *parts, timestamp)
+    SDK sends both) unless the merchant requires signed requests. When sent or required, both
+    are verified: the timestamp, then the checksum over `parts` and the timestamp."""
+    verify_signed_if_sent_or_required(merchant, checksum=data.get("checksum"), timestamp=data.get("timestamp"),
+                                      fields=parts)
 
 
 def _validated(serializer_class, data):
@@ -61,7 +59,7 @@ class RefundsView(GatewayAPIView):
         payment = selectors.payment_get_for_merchant(merchant=merchant, sabpaisa_txn_id=data["txn_id"])
         outcome = services.refund_request(
             merchant=merchant, payment=payment, amount=data["amount_paise"], reason=data["reason"],
-            refund_id=data.get("refundId"), idempotency_key=key, body=request.data)
+            refund_id=data.get("refundId"), idempotency_key=key, body=request.data, api_key=request.auth)
         headers = {"Idempotent-Replayed": "true"} if outcome.replayed else None
         return Response(outcome.body, status=outcome.status, headers=headers)
 
@@ -69,12 +67,17 @@ class RefundsView(GatewayAPIView):
         operation_id="refund_list", summary="List the refunds of a transaction",
         parameters=[OpenApiParameter("merchantId", str, required=True),
                     OpenApiParameter("sabpaisaTxnId", str, required=True,
-                                     description="transactionId is accepted as an alias")],
+                                     description="transactionId is accepted as an alias"),
+                    OpenApiParameter("timestamp", int, required=False),
+                    OpenApiParameter("checksum", str, required=False,
+                                     description="HMAC-SHA256 of merchantId|sabpaisaTxnId|timestamp, verified when "
+                                                 "sent; required when the merchant requires signed requests")],
         responses={200: RefundListSerializer, **error_responses(400, 401, 404, 429)})
     def get(self, request):
         data = _validated(RefundListQuerySerializer, request.query_params.dict())
         merchant = request.user
         ensure_same_merchant(merchant, data["merchantId"])
+        _verify_signed(merchant, data, data["merchantId"], data["txn_id"])
         payment = selectors.payment_get_for_merchant(merchant=merchant, sabpaisa_txn_id=data["txn_id"])
         refunds = selectors.refunds_for_payment(payment=payment)
         return Response({
@@ -98,7 +101,8 @@ class RefundDetailView(GatewayAPIView):
         parameters=[OpenApiParameter("merchantId", str, required=False),
                     OpenApiParameter("timestamp", int, required=False),
                     OpenApiParameter("checksum", str, required=False,
-                                     description="HMAC-SHA256 of merchantId|refundId|timestamp, verified when sent")],
+                                     description="HMAC-SHA256 of merchantId|refundId|timestamp, verified when sent; "
+                                                 "required when the merchant requires signed requests")],
         responses={200: RefundResponseSerializer, **error_responses(400, 401, 404, 429)})
     def get(self, request, refundId: str):  # noqa: N803 - the interface's name for the path parameter
         refund_id = refundId

@@ -57,6 +57,8 @@ def test_every_console_action_is_audited_with_its_actor(shop, receiver, as_role,
     for record in AuditRecord.objects.exclude(action="merchant.create", merchant__code="SHOP"):
         by_action.setdefault(record.action, set()).add(record.actor_name.split("-")[0])
     assert by_action == {
+        # Issue 18 item 3: signing in is audited too (here, each role's test client's sign-in).
+        "console.sign_in": {"finance", "support", "administrators", "admin"},
         "refund.initiate": {"finance"},
         "refund.initiate_refused": {"finance"},
         "webhook.resend": {"support"},

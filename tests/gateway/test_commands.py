@@ -66,6 +66,14 @@ def test_create_merchant_defaults(capsys):
     merchant = Merchant.objects.get(code=credentials["merchantId"])
     assert (merchant.s2s_enabled, merchant.rate_limit, merchant.webhook_url, merchant.is_active) == (
         False, None, "", True)
+    assert merchant.signed_requests_required is False
+
+
+@pytest.mark.django_db
+def test_create_merchant_can_require_signed_requests():
+    out = StringIO()
+    call_command("create_merchant", "--code", "CLI2S", "--name", "Strict", "--signed-requests", stdout=out)
+    assert Merchant.objects.get(code=json.loads(out.getvalue())["merchantId"]).signed_requests_required is True
 
 
 @pytest.mark.django_db
@@ -102,3 +110,12 @@ def test_create_merchant_refuses_a_code_already_taken():
     call_command("create_merchant", "--code", "TAKEN", "--name", "First", stdout=StringIO())
     with pytest.raises(CommandError, match="already exists"):
         call_command("create_merchant", "--code", "TAKEN", "--name", "Second", stdout=StringIO())
+
+
+@pytest.mark.django_db
+def test_demo_merchant_refuses_to_run_in_production(settings, capsys):
+    settings.IS_PRODUCTION = True
+    with pytest.raises(CommandError, match="production"):
+        call_command("demo_merchant")
+    assert not Merchant.objects.filter(code="DEMO").exists()
+    assert capsys.readouterr().out == ""

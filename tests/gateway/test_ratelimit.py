@@ -99,3 +99,27 @@ def test_rate_limiting_fails_open_when_the_cache_is_down(api, acme, monkeypatch,
     assert "X-RateLimit-Limit" not in response
     text, lines = json_log()
     assert "rate limit not applied" in text
+
+
+def test_the_unauthenticated_limit_counts_the_real_address_not_a_forged_x_forwarded_for(settings, rf):
+    """Issue 18 item 5: DRF's own address believed X-Forwarded-For, so a client sending a new
+    value with every request was never limited on the schema, docs and sandbox pay endpoints."""
+    from gateway.ratelimit import MerchantRateThrottle
+
+    settings.TRUSTED_PROXY_COUNT = 0
+    forged = rf.get("/api/schema/", REMOTE_ADDR="192.0.2.7", HTTP_X_FORWARDED_FOR="198.51.100.1")
+    assert MerchantRateThrottle().get_ident(forged) == "192.0.2.7"
+    settings.DEFAULT_RATE_LIMIT_PER_SECOND = 2
+    from django.test import Client
+
+    client = Client(REMOTE_ADDR="192.0.2.7")
+    for _ in range(10):
+        while time.time() % 1 > 0.5:  # start early in a window, so the three fit in it
+            time.sleep(0.05)
+        window = int(time.time())
+        statuses = [client.post("/sandbox/upi/pay", {}, content_type="application/json",
+                                HTTP_X_FORWARDED_FOR=f"198.51.100.{n}").status_code for n in range(3)]
+        if int(time.time()) == window:
+            break
+        cache.clear()
+    assert statuses == [400, 400, 429]

@@ -17,11 +17,14 @@ class Command(BaseCommand):
         parser.add_argument("--webhook-url", default="")
         parser.add_argument("--s2s", action="store_true", help="enable S2S UPI payments")
         parser.add_argument("--rate-limit", type=int, default=None, help="requests per second")
+        parser.add_argument("--signed-requests", action="store_true",
+                            help="require signed refunds, refund status and enquiry (recommended; docs/security.md)")
 
-    def handle(self, *args, code, name, webhook_url, s2s, rate_limit, **options):
+    def handle(self, *args, code, name, webhook_url, s2s, rate_limit, signed_requests, **options):
         try:
-            credentials = merchant_create(code=code, name=name, webhook_url=webhook_url,
-                                          s2s_enabled=s2s, rate_limit=rate_limit, actor=cli_actor(self))
+            credentials = merchant_create(code=code, name=name, webhook_url=webhook_url, s2s_enabled=s2s,
+                                          rate_limit=rate_limit, signed_requests_required=signed_requests,
+                                          actor=cli_actor(self))
         except GatewayError as exc:
             raise CommandError(exc.message) from None
         # One line of JSON on stdout and nothing else: scripts read it with a JSON parser.

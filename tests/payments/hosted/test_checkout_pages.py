@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import socket
 from urllib.parse import parse_qsl
 
 import pytest
@@ -59,16 +60,75 @@ def test_access_is_per_browser_session(client, session):
     assert Client().get(f"/checkout/{session['paymentId']}").status_code == 404
 
 
-def test_guessing_client_secrets_is_limited_per_address(client, session):
+def test_guessing_client_secrets_is_limited_per_address(client, create_session, shop):
+    from payments.checkout.access import BAD_SECRET_LIMIT
+
+    # Issue 18: only failures are limited. Before, the right secret was refused here too.
+    session, elsewhere = create_session(shop), create_session(shop)
+    for attempt in range(BAD_SECRET_LIMIT):
+        assert client.get(f"/checkout/pay_nothing{attempt}?clientSecret=guess").status_code == 404
+    response = client.get(f"/checkout/{session['paymentId']}?clientSecret=guess")
+    assert response.status_code == 429
+    assert response.json()["errorCode"] == "RATE_LIMITED" and int(response["Retry-After"]) > 0
+    assert client.get(f"/checkout/{session['paymentId']}").status_code == 429
+    other_address = Client(REMOTE_ADDR="10.1.2.3")
+    assert other_address.get(f"/checkout/{elsewhere['paymentId']}?clientSecret=guess").status_code == 404
+
+
+def test_a_valid_client_secret_opens_its_session_however_much_its_address_failed(client, session):
+    from payments.checkout.access import BAD_SECRET_LIMIT
+
+    prober = Client()  # someone else behind the customer's address (a NAT, a carrier, a proxy)
+    for attempt in range(BAD_SECRET_LIMIT * 2):
+        prober.get(f"/checkout/pay_nothing{attempt}?clientSecret=guess")
+    assert prober.get(f"/checkout/{session['paymentId']}?clientSecret=guess").status_code == 429
+    response = enter(client, session)
+    assert response.status_code == 303
+    assert client.get(response["Location"]).status_code == 200
+
+
+def test_failures_are_limited_per_payment_whatever_the_address(client, session):
     from payments.checkout.access import BAD_SECRET_LIMIT
 
     for attempt in range(BAD_SECRET_LIMIT):
-        assert client.get(f"/checkout/{session['paymentId']}?clientSecret=guess{attempt}").status_code == 404
-    response = enter(client, session)  # even the right one, until the window passes
-    assert response.status_code == 429
-    assert response.json()["errorCode"] == "RATE_LIMITED" and int(response["Retry-After"]) > 0
-    other_address = Client(REMOTE_ADDR="10.1.2.3")
-    assert enter(other_address, session).status_code == 303
+        prober = Client(REMOTE_ADDR=f"198.51.100.{attempt + 1}")  # a different address each time
+        assert prober.get(f"/checkout/{session['paymentId']}?clientSecret=guess").status_code == 404
+    fresh = Client(REMOTE_ADDR="203.0.113.77")
+    assert fresh.get(f"/checkout/{session['paymentId']}?clientSecret=guess").status_code == 429
+    assert fresh.get(f"/checkout/{session['paymentId']}").status_code == 429
+    assert enter(client, session).status_code == 303  # the customer still gets in
+
+
+def test_the_link_limiter_fails_open_when_redis_is_down(client, session, settings, caplog):
+    # A Redis nobody listens on: the counters cannot be read or written.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings.CACHES = {"default": {"BACKEND": "gateway.cache.RedisCache",
+                                   "LOCATION": f"redis://127.0.0.1:{port}/0"}}
+    wrong = client.get(f"/checkout/{session['paymentId']}?clientSecret=guess")
+    assert wrong.status_code == 404 and wrong.json()["errorCode"] == "NOT_FOUND"
+    assert client.get(f"/checkout/{session['paymentId']}").status_code == 404
+    response = enter(client, session)
+    assert response.status_code == 303
+    assert client.get(response["Location"]).status_code == 200
+    assert any("checkout link limit not applied" in r.getMessage() for r in caplog.records)
+
+
+def test_the_link_limiter_fails_open_when_redis_hangs(client, session, settings, caplog):
+    # A "Redis" that accepts connections and never answers (a hung or SIGSTOPped server); the
+    # cache's socket timeout (settings) turns the hang into an error, which must not become a 500.
+    with socket.socket() as hung:
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(16)
+        port = hung.getsockname()[1]
+        settings.CACHES = {"default": {"BACKEND": "gateway.cache.RedisCache",
+                                       "LOCATION": f"redis://127.0.0.1:{port}/0",
+                                       "OPTIONS": {"socket_timeout": 0.2, "socket_connect_timeout": 0.2}}}
+        wrong = client.get(f"/checkout/{session['paymentId']}?clientSecret=guess")
+        assert wrong.status_code == 404 and wrong.json()["errorCode"] == "NOT_FOUND"
+        assert enter(client, session).status_code == 303
+    assert any("checkout link limit not applied" in r.getMessage() for r in caplog.records)
 
 
 def test_a_customer_with_access_is_not_locked_out_by_probing_from_the_same_address(client, session):
@@ -97,10 +157,12 @@ def test_behind_trusted_proxies_the_limit_counts_the_address_they_forwarded(sess
     for attempt in range(BAD_SECRET_LIMIT):
         # The prober writes its own X-Forwarded-For entries; the proxy appends the real one.
         forwarded = f"198.51.100.{attempt}, 203.0.113.9"
-        prober.get(f"/checkout/{session['paymentId']}?clientSecret=guess{attempt}", HTTP_X_FORWARDED_FOR=forwarded)
+        prober.get(f"/checkout/pay_nothing{attempt}?clientSecret=guess", HTTP_X_FORWARDED_FOR=forwarded)
     limited = prober.get(f"/checkout/{session['paymentId']}", HTTP_X_FORWARDED_FOR="1.1.1.1, 203.0.113.9")
     assert limited.status_code == 429
     customer = Client(REMOTE_ADDR=proxy)
+    mistyped = customer.get("/checkout/pay_other?clientSecret=guess", HTTP_X_FORWARDED_FOR="192.0.2.44")
+    assert mistyped.status_code == 404  # another address behind the same proxy: not limited
     response = customer.get(f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}",
                             HTTP_X_FORWARDED_FOR="192.0.2.44")
     assert response.status_code == 303
@@ -112,9 +174,9 @@ def test_without_trusted_proxies_x_forwarded_for_is_ignored(session, settings):
     settings.TRUSTED_PROXY_COUNT = 0
     prober = Client()
     for attempt in range(BAD_SECRET_LIMIT):
-        prober.get(f"/checkout/{session['paymentId']}?clientSecret=guess{attempt}",
+        prober.get(f"/checkout/pay_nothing{attempt}?clientSecret=guess",
                    HTTP_X_FORWARDED_FOR=f"198.51.100.{attempt}")
-    response = prober.get(f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}",
+    response = prober.get(f"/checkout/{session['paymentId']}?clientSecret=guess",
                           HTTP_X_FORWARDED_FOR="192.0.2.44")
     assert response.status_code == 429
 
@@ -301,8 +363,8 @@ def test_a_browser_over_the_bad_link_limit_gets_an_html_page_with_retry_after(cl
 
     for attempt in range(BAD_SECRET_LIMIT):
         client.get(f"/checkout/{session['paymentId']}?clientSecret=guess{attempt}")
-    response = client.get(
-        f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}", **HTML)
+    # Issue 18 item 1: only failures are limited, so the over-the-limit request is a wrong link.
+    response = client.get(f"/checkout/{session['paymentId']}?clientSecret=guess", **HTML)
     assert response.status_code == 429 and int(response["Retry-After"]) > 0
     assert 'data-error="RATE_LIMITED"' in response.content.decode()
 

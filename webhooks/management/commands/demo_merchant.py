@@ -6,7 +6,7 @@ app below it must not reach up into webhooks."""
 import json
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from gateway import services
 from gateway.management.commands._actor import cli_actor
@@ -22,6 +22,11 @@ class Command(BaseCommand):
         parser.add_argument("--code", default="DEMO")
 
     def handle(self, *args, code, **options):
+        if settings.IS_PRODUCTION:
+            # It prints working credentials and re-issues them for an existing merchant: a
+            # quick-start convenience, never for a live system (create_merchant is).
+            raise CommandError("demo_merchant is for the quick start and refuses to run in production; "
+                               "use create_merchant")
         actor = cli_actor(self)
         merchant = Merchant.objects.filter(code=code).first()
         if merchant is None:
