@@ -127,16 +127,14 @@ def grant_by_secret(request, payment_id: str, client_secret: str) -> None:
 
 def grant_by_link(request, token: str):
     """The payment link whose address carries `token`, with this browser given access to its
-    payment (payments.services.links), as a valid clientSecret gives it. Limited and counted
-    like a wrong clientSecret: RATE_LIMITED when the address is over the limit (checked first),
-    NOT_FOUND for an unknown token."""
+    payment (payments.services.links), as a valid clientSecret gives it. Like a clientSecret, a
+    valid token is looked at first and never limited; an unknown one is NOT_FOUND, counted
+    against the address (and the token), RATE_LIMITED once over the limit."""
     from payments.services.links import payment_link_for_token
 
-    _ensure_not_limited(request)
     try:
         link = payment_link_for_token(token)
     except NotFound:
-        _count_bad_secret(request)
-        raise
+        _refuse_failure(request, f"link:{token}")
     _grant(request, link.payment)
     return link
