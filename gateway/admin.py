@@ -17,23 +17,128 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from gateway import roles, services
+from gateway import brand as brand_rules
+from gateway import methods, roles, services
 from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.errors import GatewayError
-from gateway.models import ApiKey, AuditRecord, Merchant
+from gateway.models import ApiKey, AuditRecord, Merchant, MerchantBrand
+from gateway.money import rupees_str
 from gateway.urlcheck import validate_webhook_url
 
 CREDENTIAL_KINDS = {"api-key": "API key", "secret-key": "secret key", "webhook-secret": "webhook secret"}
 
 
-class MerchantForm(forms.ModelForm):
+def _method_field_name(code: str, part: str) -> str:
+    return f"method_{code}_{part}"
+
+
+def _method_fields() -> dict:
+    """Three fields per checkout method: switched off, minimum and maximum (paise). "Switched
+    off" rather than "offered", so that a form posted without them (an older page, a script)
+    leaves every method offered within its limits rather than switching them all off."""
+    fields = {}
+    for code in methods.CODES:
+        rule = methods.RULES[code]
+        fields[_method_field_name(code, "off")] = forms.BooleanField(
+            required=False, label=f"{methods.LABELS[code]}: not offered")
+        fields[_method_field_name(code, "min")] = forms.IntegerField(
+            required=False, min_value=rule.floor, max_value=rule.ceiling, label="from (paise)",
+            help_text=f"at least {rule.floor} (₹{rupees_str(rule.floor)})")
+        fields[_method_field_name(code, "max")] = forms.IntegerField(
+            required=False, min_value=rule.floor, max_value=rule.ceiling, label="to (paise)",
+            help_text=f"at most {rule.ceiling} (₹{rupees_str(rule.ceiling)})")
+    return fields
+
+
+METHOD_FIELDSETS = [(methods.LABELS[code], tuple(_method_field_name(code, part) for part in ("off", "min", "max")))
+                    for code in methods.CODES]
+BRAND_FIELDS = ("display_name", "accent_color", "logo", "remove_logo")
+
+BrandAndMethodFields = type("BrandAndMethodFields", (forms.Form,), {
+    **_method_fields(),
+    "display_name": forms.CharField(required=False, max_length=brand_rules.DISPLAY_NAME_MAX,
+                                    help_text="The name the checkout shows. Empty: the merchant's name."),
+    "accent_color": forms.CharField(required=False, max_length=7, label="Accent colour",
+                                    help_text="#rrggbb, dark enough for white text on it (WCAG AA, 4.5:1). "
+                                              "Empty: the checkout's blue."),
+    "logo": forms.FileField(required=False, help_text=f"PNG, JPEG or WebP, at most {brand_rules.LOGO_MAX_BYTES // 1024} "
+                                                      "KB. Shown in the checkout's header."),
+    "remove_logo": forms.BooleanField(required=False),
+})
+
+
+class MerchantForm(BrandAndMethodFields, forms.ModelForm):
     """The merchant fields staff edit, checked as the services check them, so a bad value is a
-    form error rather than a failed save."""
+    form error rather than a failed save. On an existing merchant also its brand and its
+    payment methods (gateway.brand, gateway.methods), which `brand_change` and
+    `payment_methods` hand to services.merchant_update."""
 
     class Meta:
         model = Merchant
         fields = ["code", "name", "is_active", "signed_requests_required", "s2s_enabled", "webhook_url",
                   "rate_limit"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is None:
+            return
+        for limit in methods.method_limits(self.instance.payment_methods):
+            for part, value in (("off", not limit.enabled), ("min", limit.min), ("max", limit.max)):
+                self.initial.setdefault(_method_field_name(limit.code, part), value)
+        brand = MerchantBrand.objects.filter(merchant_id=self.instance.pk).defer("logo_png").first()
+        if brand is not None:
+            self.initial.setdefault("display_name", brand.display_name)
+            self.initial.setdefault("accent_color", brand.accent_color)
+
+    def _gateway_check(self, field: str, check, *args):
+        try:
+            return check(*args)
+        except GatewayError as exc:
+            self.add_error(field, exc.message.removeprefix(f"{exc.field}: "))
+            return None
+
+    def clean_accent_color(self):
+        return self._gateway_check("accent_color", brand_rules.accent_colour_clean,
+                                   self.cleaned_data.get("accent_color", "")) or ""
+
+    def clean_display_name(self):
+        return self._gateway_check("display_name", brand_rules.display_name_clean,
+                                   self.cleaned_data.get("display_name", "")) or ""
+
+    def clean_logo(self):
+        upload = self.cleaned_data.get("logo")
+        if not upload:
+            return None
+        if upload.size > brand_rules.LOGO_MAX_BYTES:
+            raise forms.ValidationError(f"At most {brand_rules.LOGO_MAX_BYTES // 1024} KB.")
+        return self._gateway_check("logo", brand_rules.logo_clean, upload.read())
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance.pk is None:
+            return cleaned
+        limits = {}
+        for code in methods.CODES:
+            default = methods.default_limit(code)
+            values = {part: cleaned.get(_method_field_name(code, part)) for part in ("off", "min", "max")}
+            limits[code] = {"enabled": not values["off"],
+                            "min": default.min if values["min"] is None else values["min"],
+                            "max": default.max if values["max"] is None else values["max"]}
+        try:
+            cleaned["payment_methods"] = methods.methods_config_clean(limits)
+        except GatewayError as exc:
+            code, _, part = (exc.field or "").partition(".")
+            field = _method_field_name(code, part) if part else None  # None: the whole form
+            self.add_error(field, exc.message.removeprefix(f"{exc.field}: "))
+        return cleaned
+
+    def brand_change(self) -> services.BrandChange:
+        return services.BrandChange(
+            display_name=self.cleaned_data.get("display_name", ""),
+            accent_color=self.cleaned_data.get("accent_color", ""),
+            logo_png=self.cleaned_data.get("logo"),
+            remove_logo=bool(self.cleaned_data.get("remove_logo")),
+        )
 
     def clean_webhook_url(self):
         url = self.cleaned_data.get("webhook_url") or ""
@@ -83,21 +188,40 @@ class MerchantAdmin(admin.ModelAdmin):
                     "rate_limit", "created_at")
     list_filter = ("is_active", "signed_requests_required", "s2s_enabled")
     search_fields = ("code", "name")
-    readonly_fields = ("credential_actions", "credential_note", "webhook_secret_grace", "created_at", "updated_at")
+    readonly_fields = ("credential_actions", "credential_note", "webhook_secret_grace", "brand_preview", "created_at",
+                       "updated_at")
     inlines = [ApiKeyInline]
     show_full_result_count = False
 
-    def get_fields(self, request, obj=None):
+    def get_fieldsets(self, request, obj=None):
         # Signed requests right after the merchant's identity: the setting docs/security.md recommends.
         base = ["code", "name", "is_active", "signed_requests_required", "s2s_enabled", "webhook_url", "rate_limit"]
         if obj is None:
-            return base
+            return [(None, {"fields": base})]
         # Only those who may rotate see the rotate buttons.
         credentials = "credential_actions" if request.user.has_perm(roles.CHANGE_MERCHANT) else "credential_note"
-        return base + [credentials, "webhook_secret_grace", "created_at", "updated_at"]
+        return [
+            (None, {"fields": base + [credentials, "webhook_secret_grace", "created_at", "updated_at"]}),
+            ("Brand on the checkout", {"fields": ["brand_preview", *BRAND_FIELDS]}),
+            ("Payment methods", {
+                "fields": [fields for _, fields in METHOD_FIELDSETS],
+                "description": "The methods the checkout offers and the amounts each takes, in paise (100 paise = "
+                               "Rs 1). A session only shows the methods its amount fits, and a session no "
+                               "offered method takes is refused. Limits outside the banking rules are refused "
+                               "(docs/decisions.md).",
+            }),
+        ]
 
     def get_readonly_fields(self, request, obj=None):
         return ("code", *self.readonly_fields) if obj else ()
+
+    @admin.display(description="logo now")
+    def brand_preview(self, obj):
+        brand = MerchantBrand.objects.filter(merchant_id=obj.pk).defer("logo_png").first()
+        if brand is None or not brand.logo_sha256:
+            return "No logo: the checkout shows the display name alone."
+        return format_html('<img src="{}" alt="{} logo" height="40">',
+                           reverse("checkout:brand-logo", args=[obj.code, brand.logo_sha256[:16]]), obj.code)
 
     @admin.display(description="previous webhook secret")
     def webhook_secret_grace(self, obj):
@@ -135,7 +259,8 @@ class MerchantAdmin(admin.ModelAdmin):
             request._new_credentials = credentials
             return
         before = services.merchant_snapshot(Merchant.objects.get(pk=obj.pk))
-        services.merchant_update(merchant=obj, actor=request.user, before=before)
+        obj.payment_methods = form.cleaned_data.get("payment_methods", obj.payment_methods)
+        services.merchant_update(merchant=obj, actor=request.user, before=before, brand=form.brand_change())
 
     def response_add(self, request, obj, post_url_continue=None):
         credentials = getattr(request, "_new_credentials", None)
@@ -193,6 +318,7 @@ class AuditActionFilter(admin.SimpleListFilter):
         "merchant.create", "merchant.update", "merchant.rotate_api_key", "merchant.rotate_secret_key",
         "merchant.rotate_webhook_secret", "merchant.reencrypt_secrets", "refund.initiate", "refund.initiate_refused", "refund.review_release",
         "webhook.resend", "webhook.test_send", "token.delete", "settlement.export",
+        "payment_link.create", "payment_link.cancel",
         "staff_user.create", "staff_user.update", "staff_user.delete",
         "staff_group.create", "staff_group.update", "staff_group.delete",
     )

@@ -29,6 +29,10 @@ class Merchant(models.Model):
         "rate limit (requests/second)", null=True, blank=True, validators=[MinValueValidator(1)],
         help_text="Empty: the default from settings.",
     )
+    # The hosted-checkout methods the merchant changed from their defaults, with their amount
+    # limits in paise: {"RTGS": {"enabled": true, "min": ..., "max": ...}}. Read through
+    # gateway.methods, which fills in the defaults and holds every value to the banking rules.
+    payment_methods = models.JSONField(default=dict, blank=True, editable=False)
     secret_key_encrypted = models.TextField(editable=False)
     webhook_secret_encrypted = models.TextField(editable=False)
     # A rotated webhook secret, encrypted like the current one, that still signs a second header
@@ -63,6 +67,23 @@ class Merchant(models.Model):
     @property
     def effective_rate_limit(self) -> int:
         return self.rate_limit or settings.DEFAULT_RATE_LIMIT_PER_SECOND
+
+
+class MerchantBrand(models.Model):
+    """How the merchant looks on the checkout (gateway.brand checks every value). A table of its
+    own, not columns of Merchant: the API reads the merchant row on every request, and the logo
+    must not ride along."""
+
+    merchant = models.OneToOneField(Merchant, on_delete=models.CASCADE, primary_key=True, related_name="brand")
+    display_name = models.CharField(max_length=100, blank=True, help_text="Empty: the merchant's name.")
+    accent_color = models.CharField(max_length=7, blank=True, help_text="#rrggbb; empty: the checkout's blue.")
+    # A PNG re-encoded by gateway.brand.logo_clean, served by the checkout under its digest.
+    logo_png = models.BinaryField(blank=True, default=b"", editable=False)
+    logo_sha256 = models.CharField(max_length=64, blank=True, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"brand of {self.merchant_id}"
 
 
 class ApiKey(models.Model):

@@ -18,8 +18,8 @@ def rupees_number(paise: int) -> float:
 
 
 def rupees_to_paise(rupees) -> int:
-    """Decimal('100') -> 10000, for amounts people type in rupees (the console's refund form).
-    Raises ValueError for a fraction of a paisa; never through a float."""
+    """Decimal('100') -> 10000, for amounts people type in rupees (the console's refund and
+    payment-link forms). Raises ValueError for a fraction of a paisa; never through a float."""
     paise = Decimal(rupees) * 100
     if paise != paise.to_integral_value():
         raise ValueError("more than two decimal places")

@@ -37,6 +37,7 @@ READ = (
     "webhooks.view_webhookdelivery",
     "webhooks.view_webhookdeliveryattempt",
     "tokens.view_token",
+    "payments.view_paymentlink",
 )
 
 # What each action of the console checks.
@@ -49,14 +50,16 @@ EXPORT_SETTLEMENT = "payments.export_settlement"    # settlement CSV (gateway/co
 SETTLE_REVERSAL = INITIATE_REFUND
 ADD_MERCHANT = "gateway.add_merchant"               # onboard a merchant (credentials shown once)
 CHANGE_MERCHANT = "gateway.change_merchant"         # edit a merchant, rotate its key and secrets
+CREATE_PAYMENT_LINK = "payments.add_paymentlink"     # make a payment link (payments/admin.py)
+CANCEL_PAYMENT_LINK = "payments.cancel_paymentlink"  # cancel an unpaid payment link (payments/admin.py)
 
 _SUPPORT = (*READ, RESEND_WEBHOOK, DELETE_TOKEN)
 
 ROLES: dict[str, tuple[str, ...]] = {
     # Find a payment, read its whole story, resend its webhooks, delete a card token on request.
     SUPPORT: _SUPPORT,
-    # Support, plus moving money and reporting on it.
-    FINANCE: (*_SUPPORT, INITIATE_REFUND, EXPORT_SETTLEMENT),
+    # Support, plus moving money and reporting on it, and asking customers for money by link.
+    FINANCE: (*_SUPPORT, INITIATE_REFUND, EXPORT_SETTLEMENT, CREATE_PAYMENT_LINK, CANCEL_PAYMENT_LINK),
     # Support, plus the merchants and their credentials; no refunds or exports, so that the
     # people who hold the keys are not also the people who move money (give both groups to
     # someone who must do both).

@@ -12,11 +12,11 @@ from django.utils import timezone
 
 from gateway import crypto
 from gateway.errors import ValidationError
-from gateway.models import ApiKey, AuditRecord, Merchant, merchant_code_validator
+from gateway.models import ApiKey, AuditRecord, Merchant, MerchantBrand, merchant_code_validator
 from gateway.urlcheck import validate_webhook_url
 
 AUDITED_FIELDS = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit",
-                  "signed_requests_required")
+                  "signed_requests_required", "payment_methods")
 RATE_LIMIT_MAX = 100_000
 
 
@@ -44,8 +44,40 @@ def _new_webhook_secret_value() -> str:
 
 
 def merchant_snapshot(merchant: Merchant) -> dict:
-    """The audited view of a merchant: never a secret, not even encrypted."""
-    return {name: getattr(merchant, name) for name in AUDITED_FIELDS}
+    """The audited view of a merchant: never a secret, not even encrypted. The brand's logo
+    appears as its digest."""
+    snapshot = {name: getattr(merchant, name) for name in AUDITED_FIELDS}
+    brand = MerchantBrand.objects.filter(merchant_id=merchant.pk).defer("logo_png").first() if merchant.pk else None
+    snapshot["brand"] = {"display_name": brand.display_name if brand else "",
+                         "accent_color": brand.accent_color if brand else "",
+                         "logo_sha256": brand.logo_sha256 if brand else ""}
+    return snapshot
+
+
+@dataclass(frozen=True)
+class BrandChange:
+    """A staff edit of the merchant's brand, already checked by gateway.brand's *_clean."""
+
+    display_name: str
+    accent_color: str
+    logo_png: bytes | None = None  # a new logo; None keeps the current one
+    remove_logo: bool = False
+
+
+def _brand_save(merchant: Merchant, change: BrandChange) -> None:
+    from gateway.brand import logo_digest
+
+    brand = MerchantBrand.objects.filter(merchant=merchant).first()
+    if brand is None:
+        if not (change.display_name or change.accent_color or change.logo_png):
+            return  # nothing to brand: the checkout keeps its own look
+        brand = MerchantBrand(merchant=merchant)
+    brand.display_name, brand.accent_color = change.display_name, change.accent_color
+    if change.logo_png is not None:
+        brand.logo_png, brand.logo_sha256 = change.logo_png, logo_digest(change.logo_png)
+    elif change.remove_logo:
+        brand.logo_png, brand.logo_sha256 = b"", ""
+    brand.save()
 
 
 def audit_record(*, actor, action: str, obj, merchant: Merchant | None = None,
@@ -108,11 +140,19 @@ def merchant_create(*, code: str, name: str, webhook_url: str = "", s2s_enabled:
 
 
 @transaction.atomic
-def merchant_update(*, merchant: Merchant, actor, before: dict) -> Merchant:
-    """Record a staff edit made through the admin form (the form has already validated it)."""
+def merchant_update(*, merchant: Merchant, actor, before: dict, brand: BrandChange | None = None) -> Merchant:
+    """Record a staff edit made through the admin form (the form has already validated it):
+    the merchant's fields, its payment methods (checked again here against gateway.methods'
+    rules) and, when given, its brand, with one audit record of the whole change."""
+    from gateway.methods import method_limits, methods_config_clean
+
     if merchant.webhook_url:
         validate_webhook_url(merchant.webhook_url, field="webhook_url")
+    merchant.payment_methods = methods_config_clean(
+        {limit.code: limit.as_dict() for limit in method_limits(merchant.payment_methods)})
     merchant.save()
+    if brand is not None:
+        _brand_save(merchant, brand)
     audit_record(actor=actor, action="merchant.update", obj=merchant, merchant=merchant,
                  before=before, after=merchant_snapshot(merchant))
     return merchant

@@ -12,11 +12,16 @@ Nothing here writes a payment: status changes belong to payments.services.transi
 resend to webhooks.services.delivery_resend, a refund to refunds.services (through the
 refund admin's page), and every action checks its permission (gateway/roles.py).
 """
+from datetime import timedelta
+from decimal import Decimal
+
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from gateway import roles
@@ -26,7 +31,16 @@ from gateway.console.search import matched_by, payment_search
 from gateway.console.display import method_label, money, rupees, short_time
 from gateway.console.story import payment_story
 from gateway.errors import GatewayError
-from payments.models import Payment
+from gateway.models import Merchant
+from gateway.money import rupees_to_paise
+from payments.models import Payment, PaymentLink
+from payments.services.links import (
+    LinkRequest,
+    link_request_check,
+    link_url,
+    payment_link_cancel,
+    payment_link_create,
+)
 from webhooks.models import WebhookDelivery
 
 STATUS_COLOURS = {
@@ -255,6 +269,7 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
                 "webhook_log_url": reverse("admin:webhooks_webhookdelivery_changelist")
                 + f"?event__subject_id={payment.sabpaisa_txn_id}",
                 "status_badge": status_badge(payment.status),
+                "payment_link": PaymentLink.objects.filter(payment=payment).select_related("created_by").first(),
                 "method": self.method(payment),
             })
         return super().change_view(request, object_id, form_url, extra)
@@ -293,3 +308,186 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
             messages.success(request, f"Webhook {delivery.event.event_type} ({delivery.event_id}) queued to send "
                                       "now; its attempt will appear in the story below.")
         return redirect(reverse("admin:payments_payment_change", args=[payment.pk]) + "#story")
+
+
+# --- payment links (payments.services.links) --------------------------------------------------
+
+class PaymentLinkForm(forms.ModelForm):
+    """What finance staff type to make a link: rupees (converted once, gateway.money), the
+    customer's phone or email, and an expiry up to 30 days ahead. The service checks it all
+    again; its errors land on the field they name."""
+
+    merchant = forms.ModelChoiceField(queryset=Merchant.objects.filter(is_active=True))
+    amount_rupees = forms.DecimalField(label="amount (₹)", min_value=Decimal("1.00"), max_digits=10,
+                                       decimal_places=2, help_text="₹1 to ₹10,00,000, e.g. 499.00")
+    description = forms.CharField(max_length=500, widget=forms.Textarea(attrs={"rows": 2}),
+                                  help_text="What the customer pays for; shown on the checkout.")
+    customer_phone = forms.CharField(required=False, max_length=10, help_text="10 digits")
+    customer_email = forms.EmailField(required=False, max_length=255)
+    valid_days = forms.IntegerField(label="valid for (days)", min_value=1, max_value=30, initial=7,
+                                    help_text="1 to 30 days; the link expires unpaid after that.")
+
+    class Meta:
+        model = PaymentLink
+        fields = []
+
+    # The service's field names, as this form names them.
+    FIELDS = {"amount": "amount_rupees", "expires_at": "valid_days"}
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        try:
+            link_request_check(self.link_request())
+        except ValueError as exc:  # a fraction of a paisa
+            self.add_error("amount_rupees", str(exc))
+        except GatewayError as exc:
+            field = self.FIELDS.get(exc.field, exc.field)
+            self.add_error(field if field in self.fields else None, exc.message.removeprefix(f"{exc.field}: "))
+        return cleaned
+
+    def link_request(self) -> LinkRequest:
+        data = self.cleaned_data
+        return LinkRequest(amount=rupees_to_paise(data["amount_rupees"]), description=data["description"],
+                           customer_phone=data.get("customer_phone") or "",
+                           customer_email=data.get("customer_email") or "",
+                           expires_at=timezone.now() + timedelta(days=data["valid_days"]))
+
+
+LINK_STATE_COLOURS = {"active": "#1565c0", "paid": "#2e7d32", "cancelled": "#757575", "expired": "#757575",
+                      "failed": "#c62828"}
+
+
+@admin.register(PaymentLink)
+class PaymentLinkAdmin(admin.ModelAdmin):
+    """Payment links: finance creates and cancels them (gateway/roles.py: CREATE_PAYMENT_LINK,
+    CANCEL_PAYMENT_LINK); every role reads them. Nothing here writes a payment: creation and
+    cancelling go through payments.services.links."""
+
+    form = PaymentLinkForm
+    list_display = ("link_id", "merchant_code", "amount_short", "state_display", "customer", "expires",
+                    "created_by", "created_at")
+    list_select_related = ("payment__merchant", "created_by")
+    search_fields = ("payment__merchant_txn_id__exact", "payment__sabpaisa_txn_id__exact",
+                     "payment__merchant__code__exact")
+    search_help_text = "An exact link id (plink_…), sabpaisaTxnId or merchant code."
+    show_full_result_count = False
+    readonly_fields = ("link_id", "state_display", "address", "merchant_code", "amount_short", "description",
+                       "customer", "expires", "payment_page", "created_by", "created_at")
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["merchant", "amount_rupees", "description", "customer_phone", "customer_email", "valid_days"]
+        return list(self.readonly_fields)
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.readonly_fields if obj else ()
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        try:
+            link = payment_link_create(merchant=form.cleaned_data["merchant"], request=form.link_request(),
+                                       actor=request.user)
+        except GatewayError as exc:
+            # Checked by the form already; a rule only the service knows (the merchant's methods).
+            raise _LinkRefused(exc) from None
+        obj.pk, obj.payment = link.pk, link.payment
+
+    def add_view(self, request, form_url="", extra_context=None):
+        try:
+            return super().add_view(request, form_url, extra_context)
+        except _LinkRefused as refused:
+            messages.error(request, f"Link not created: {refused.error.message}")
+            return redirect(reverse("admin:payments_paymentlink_add"))
+
+    def response_add(self, request, obj, post_url_continue=None):
+        messages.success(request, f"Payment link {obj.payment.merchant_txn_id} created. Send the customer the "
+                                  "address below.")
+        return redirect(reverse("admin:payments_paymentlink_change", args=[obj.pk]))
+
+    def get_urls(self):
+        return [
+            path("<int:link_pk>/cancel/", self.admin_site.admin_view(self.cancel_view),
+                 name="payments_paymentlink_cancel"),
+        ] + super().get_urls()
+
+    def cancel_view(self, request, link_pk: int):
+        """POST only: cancel an unpaid link (payments.services.links.payment_link_cancel)."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not request.user.has_perm(roles.CANCEL_PAYMENT_LINK):
+            raise PermissionDenied(f"Cancelling a payment link needs the permission {roles.CANCEL_PAYMENT_LINK} "
+                                   f"(role: {' or '.join(roles.roles_holding(roles.CANCEL_PAYMENT_LINK))}).")
+        link = get_object_or_404(PaymentLink.objects.select_related("payment"), pk=link_pk)
+        try:
+            payment_link_cancel(link=link, actor=request.user)
+        except GatewayError as exc:
+            messages.warning(request, f"Not cancelled: {exc.message}")
+        else:
+            messages.success(request, f"Payment link {link.payment.merchant_txn_id} cancelled; the merchant is "
+                                      "sent payment.failed.")
+        return redirect(reverse("admin:payments_paymentlink_change", args=[link.pk]))
+
+    # columns ------------------------------------------------------------------------------
+    @admin.display(description="link", ordering="payment__merchant_txn_id")
+    def link_id(self, obj):
+        return obj.payment.merchant_txn_id
+
+    @admin.display(description="merchant")
+    def merchant_code(self, obj):
+        return obj.payment.merchant.code
+
+    @admin.display(description="amount")
+    def amount_short(self, obj):
+        return format_html('<span class="nowrap" title="{} paise">₹{}</span>', obj.payment.amount,
+                           rupees(obj.payment.amount))
+
+    @admin.display(description="state")
+    def state_display(self, obj):
+        state = obj.state
+        return format_html('<strong style="color:{}">{}</strong>', LINK_STATE_COLOURS.get(state, "#000"), state)
+
+    @admin.display(description="customer")
+    def customer(self, obj):
+        return " · ".join(part for part in (obj.payment.customer_phone, obj.payment.customer_email) if part)
+
+    @admin.display(description="description")
+    def description(self, obj):
+        return obj.payment.description
+
+    @admin.display(description="expires (IST)", ordering="payment__expires_at")
+    def expires(self, obj):
+        return f"{timezone.localtime(obj.payment.expires_at):%Y-%m-%d %H:%M}"
+
+    @admin.display(description="address to send the customer")
+    def address(self, obj):
+        url = link_url(obj)
+        return format_html('<a href="{}" data-link-url>{}</a>', url, url)
+
+    @admin.display(description="payment")
+    def payment_page(self, obj):
+        return format_html('<a href="{}">{} · its whole story</a>',
+                           reverse("admin:payments_payment_change", args=[obj.payment_id]), obj.payment.sabpaisa_txn_id)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        link = self.get_object(request, object_id)
+        extra = dict(extra_context or {})
+        if link is not None:
+            extra.update({
+                "link_cancellable": link.payment.status == Payment.Status.PENDING,
+                "can_cancel": request.user.has_perm(roles.CANCEL_PAYMENT_LINK),
+                "cancel_url": reverse("admin:payments_paymentlink_cancel", args=[link.pk]),
+                "cancel_roles": " or ".join(roles.roles_holding(roles.CANCEL_PAYMENT_LINK)),
+            })
+        return super().change_view(request, object_id, form_url, extra)
+
+
+class _LinkRefused(Exception):
+    def __init__(self, error: GatewayError):
+        self.error = error

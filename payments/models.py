@@ -172,6 +172,42 @@ class Payment(models.Model):
         return self.Status.PENDING if self.status == self.Status.PROCESSING else self.status
 
 
+class PaymentLink(models.Model):
+    """A payment link staff made in the console (payments.services.links): a hosted payment
+    whose session lasts up to 30 days, opened at /pay/<token> rather than
+    checkoutUrl?clientSecret=. Its merchantTxnId is the link's id (`plink_...`), so enquiry,
+    webhooks, refunds and settlement treat it as the hosted payment it is; its status is the
+    payment's (`state`)."""
+
+    payment = models.OneToOneField(Payment, on_delete=models.PROTECT, related_name="link")
+    # The address's secret part: found by its SHA-256 (unique), kept encrypted so the console
+    # can show the address again.
+    token_hash = models.CharField(max_length=64, unique=True)
+    token_encrypted = models.TextField()
+    created_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    CANCELLED_REASON = "payment link cancelled"
+
+    class Meta:
+        permissions = [("cancel_paymentlink", "Can cancel unpaid payment links")]
+
+    def __str__(self) -> str:
+        return self.payment.merchant_txn_id
+
+    @property
+    def state(self) -> str:
+        """active (open, maybe being paid), paid, cancelled, failed or expired."""
+        status = self.payment.status
+        if status in (Payment.Status.PENDING, Payment.Status.PROCESSING):
+            return "active"
+        if status == Payment.Status.SUCCESS:
+            return "paid"
+        if status == Payment.Status.FAILED and self.payment.failure_reason == self.CANCELLED_REASON:
+            return "cancelled"
+        return status.lower()
+
+
 class PaymentEvent(models.Model):
     """Append-only story of a payment: status changes, acquirer answers, redirects."""
 

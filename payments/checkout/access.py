@@ -123,3 +123,18 @@ def grant_by_secret(request, payment_id: str, client_secret: str) -> None:
     if payment is None:
         _refuse_failure(request, payment_id)
     _grant(request, payment)
+
+
+def grant_by_link(request, token: str):
+    """The payment link whose address carries `token`, with this browser given access to its
+    payment (payments.services.links), as a valid clientSecret gives it. Like a clientSecret, a
+    valid token is looked at first and never limited; an unknown one is NOT_FOUND, counted
+    against the address (and the token), RATE_LIMITED once over the limit."""
+    from payments.services.links import payment_link_for_token
+
+    try:
+        link = payment_link_for_token(token)
+    except NotFound:
+        _refuse_failure(request, f"link:{token}")
+    _grant(request, link.payment)
+    return link

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import math
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.shortcuts import render
@@ -13,7 +14,10 @@ from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
+from gateway.brand import accent_palette
 from gateway.errors import GatewayError
+from gateway.models import Merchant, MerchantBrand
+from gateway.methods import methods_for_amount
 from gateway.money import rupees_str
 from payments.acquirer.sandbox import BANKS, UPI_TEST_VPAS, WALLETS
 from payments.models import Payment, PaymentEvent
@@ -31,6 +35,19 @@ METHODS = (
     (M.RTGS, "RTGS", _("Real-time bank transfer, usually for large amounts")),
     (M.CHALLAN, _("Cash challan"), _("Print a challan and pay in cash at a bank branch")),
 )
+
+
+# Card-network and UPI-app marks (static/checkout/marks/, vendored from simple-icons by
+# scripts/vendor-marks; their provenance and licence are beside them), by method.
+MARKS = {
+    M.CARD: [("visa", "Visa"), ("mastercard", "Mastercard"), ("americanexpress", "American Express"),
+             ("dinersclub", "Diners Club")],
+    M.UPI: [("googlepay", "Google Pay"), ("phonepe", "PhonePe"), ("paytm", "Paytm")],
+}
+
+
+def marks_of(code: str) -> list[dict]:
+    return [{"src": f"checkout/marks/{slug}.svg", "name": name} for slug, name in MARKS.get(code, [])]
 
 
 def format_inr(paise: int) -> str:
@@ -51,7 +68,10 @@ def format_inr(paise: int) -> str:
 def time_left(deadline) -> dict:
     seconds = max(0, int((deadline - timezone.now()).total_seconds()))
     minutes = math.ceil(seconds / 60)
-    if seconds >= 2 * 3600:
+    if seconds >= 2 * 86400:  # a payment link lasts up to 30 days
+        days = round(seconds / 86400)
+        text = ngettext("%(count)d day", "%(count)d days", days) % {"count": days}
+    elif seconds >= 2 * 3600:
         hours = round(seconds / 3600)
         text = ngettext("%(count)d hour", "%(count)d hours", hours) % {"count": hours}
     elif minutes > 1:
@@ -79,13 +99,38 @@ def upi_link_of(payment: Payment) -> str:
     return upi_link(payment)
 
 
+@dataclass(frozen=True)
+class CheckoutBrand:
+    """The merchant as the checkout's header shows it (gateway.brand checked every value)."""
+
+    name: str
+    logo_url: str = ""
+    palette: dict = field(default_factory=dict)  # CSS variable -> '#rrggbb'; empty: the checkout's own
+
+    @property
+    def css(self) -> str:
+        return ";".join(f"--{name}:{colour}" for name, colour in self.palette.items())
+
+
+def checkout_brand(merchant: Merchant) -> CheckoutBrand:
+    """The merchant's display name (else its name), logo address and accent colours."""
+    brand = MerchantBrand.objects.filter(merchant_id=merchant.pk).defer("logo_png").first()
+    if brand is None:
+        return CheckoutBrand(merchant.name)
+    logo_url = (reverse("checkout:brand-logo", args=[merchant.code, brand.logo_sha256[:16]])
+                if brand.logo_sha256 else "")
+    return CheckoutBrand(brand.display_name or merchant.name, logo_url,
+                         accent_palette(brand.accent_color) if brand.accent_color else {})
+
+
 def page_context(payment: Payment, **extra) -> dict:
-    """What every checkout page shows: the merchant, the amount in rupees, the time left, the
-    sandbox banner and the cancel address; `extra` adds the page's own."""
-    merchant = payment.merchant
+    """What every checkout page shows: the merchant's brand, the amount in rupees, the time
+    left, the sandbox banner and the cancel address; `extra` adds the page's own."""
+    brand = checkout_brand(payment.merchant)
     context = {
         "payment": payment,
-        "merchant_name": merchant.name,
+        "brand": brand,
+        "merchant_name": brand.name,
         "amount_display": format_inr(payment.amount),
         "time_left": time_left(payment.expires_at),
         "sandbox": not settings.IS_PRODUCTION,
@@ -93,6 +138,11 @@ def page_context(payment: Payment, **extra) -> dict:
     }
     context.update(extra)
     return context
+
+
+def offered_methods(payment: Payment) -> list[str]:
+    """The codes of the methods the payment's merchant offers for its amount."""
+    return methods_for_amount(payment.merchant.payment_methods, payment.amount)
 
 
 # What the customer reads after a failed attempt, by the method that failed.
@@ -124,13 +174,16 @@ def attempt_failed(payment: Payment) -> dict | None:
 def render_methods(request, payment: Payment, *, open_method: str = "", errors=None, values=None,
                    status: int = 200):
     """The methods page, `open_method` unfolded and `errors` shown by field; after a failed
-    attempt, why it failed (data-attempt="failed", CONTRACT.md)."""
+    attempt, why it failed (data-attempt="failed", CONTRACT.md). Only the methods the merchant
+    offers for the payment's amount (gateway.methods)."""
     pid = payment.payment_id
     failed = attempt_failed(payment)
     open_method = open_method or (failed or {}).get("method", "")
     upi_link = upi_link_of(payment)
-    methods = [{"code": code.value, "label": label, "hint": hint, "open": code.value == open_method}
-               for code, label, hint in METHODS]
+    offered = offered_methods(payment)
+    methods = [{"code": code.value, "label": label, "hint": hint, "open": code.value == open_method,
+                "marks": marks_of(code.value)}
+               for code, label, hint in METHODS if code.value in offered]
     context = page_context(
         payment, methods=methods, errors=errors or {}, open_method=open_method,
         upi_link=upi_link, upi_qr=qr_data_uri(upi_link),
@@ -143,6 +196,7 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
         save_card_text=card_consent_text(payment.merchant.name),
         test_vpas=UPI_TEST_VPAS,
         rtgs_minimum=format_inr(20_000_000),
+        card_marks=marks_of(M.CARD),
         attempt_failed=failed,
         values=values or {},
     )

@@ -7,6 +7,8 @@ from payments.checkout import views
 app_name = "checkout"
 
 urlpatterns = [
+    path("pay/<str:token>", views.payment_link, name="payment-link"),
+    path("checkout/brand/<str:merchant_code>/<str:digest>.png", views.brand_logo, name="brand-logo"),
     # The customer's language switch (Django's set_language: a POST, CSRF-protected, `next`
     # checked to stay on this site); payments.checkout.language reads the choice back.
     path("checkout/language", views.set_language, name="language"),

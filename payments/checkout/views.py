@@ -9,7 +9,7 @@ final. Who may see a page: access. What a page shows: display.
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpResponseRedirect
+from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
@@ -17,13 +17,15 @@ from django.views.decorators.debug import sensitive_post_parameters, sensitive_v
 from django.views import i18n as i18n_views
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, NotFound
+from gateway.models import MerchantBrand
 from payments.acquirer.sandbox import BANKS, TEST_OTP, WALLETS
 from payments.checkout import forms
-from payments.checkout.access import checkout_page, grant_by_secret, granted_payment
+from payments.checkout.access import checkout_page, grant_by_link, grant_by_secret, granted_payment
 from payments.checkout.display import (
     format_inr,
     mode_label,
+    offered_methods,
     page_context,
     plain,
     qr_data_uri,
@@ -227,7 +229,7 @@ def status(request, payment_id: str):
     )
     if not waiting_here:
         return go_on(payment)
-    upi_link = upi_link_of(payment) if payment.status == S.PENDING else None
+    upi_link = upi_link_of(payment) if payment.status == S.PENDING and M.UPI in offered_methods(payment) else None
     return render(request, "checkout/status.html", page_context(
         payment, refresh_seconds=STATUS_REFRESH_SECONDS, upi_link=upi_link,
         upi_qr=qr_data_uri(upi_link) if upi_link else None,
@@ -263,6 +265,34 @@ def cancel(request, payment_id: str):
     except InvalidTransition:
         pass
     return go_on(payment)
+
+
+@checkout_page
+@require_GET
+def payment_link(request, token: str):
+    """A payment link's address (payments.services.links). While the link is open: this
+    browser is given its payment and sent to the checkout. Once final, and when the checkout
+    sends the customer back here at the end: what became of the link."""
+    link = grant_by_link(request, token)
+    payment = hosted.hosted_expire_if_due(link.payment)
+    if not payment.is_final:
+        return HttpResponseRedirect(reverse("checkout:page", args=[payment.payment_id]), status=303)
+    return render(request, "checkout/link.html", page_context(payment, link_state=link.state))
+
+
+@require_GET
+def brand_logo(request, merchant_code: str, digest: str):
+    """A merchant's logo as gateway.brand stored it (a PNG Pillow wrote). Its address carries the
+    image's digest, so it may be cached for good; a replaced logo has a new address. Public:
+    a logo is meant to be seen, and nothing else of the merchant is here."""
+    brand = (MerchantBrand.objects.filter(merchant__code=merchant_code, logo_sha256__startswith=digest)
+             .exclude(logo_sha256="").only("logo_png").first()) if len(digest) == 16 else None
+    if brand is None:
+        raise NotFound()
+    response = HttpResponse(bytes(brand.logo_png), content_type="image/png")
+    response["Cache-Control"] = "public, max-age=31536000, immutable"
+    response["Content-Security-Policy"] = "default-src 'none'"
+    return response
 
 
 @checkout_page

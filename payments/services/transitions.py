@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from gateway import sql
+from gateway.methods import ensure_method_takes
 from payments.acquirer.base import CALL_TIME_LIMIT
 from payments.locks import lock_payment, lock_payments_due_for_expiry
 from payments.models import Payment, PaymentEvent
@@ -22,9 +23,11 @@ from payments.state import InvalidTransition, ensure_transition
 S = Payment.Status
 
 
-def _transition(payment_id: int, target: str, *, detail: dict | None = None, **fields) -> Payment:
+def _transition(payment_id: int, target: str, *, detail: dict | None = None, guard=None, **fields) -> Payment:
     payment = lock_payment(payment_id)
     ensure_transition(payment.status, target)
+    if guard is not None:
+        guard(payment)  # a condition of this move beyond the table, checked under the lock
     previous = payment.status
     payment.status = target
     for name, value in fields.items():
@@ -48,14 +51,20 @@ def payment_mark_processing(*, payment_id: int, payment_mode: str, detail: dict 
     """PENDING -> PROCESSING: the customer chose `payment_mode` and the acquirer took it. For a
     hosted payment this starts its next attempt (`attempt` + 1, the last attempt's error
     cleared). `expires_at` may extend the deadline (bank transfers stay open longer than a
-    session). Raises InvalidTransition when the payment is no longer PENDING."""
+    session). Raises InvalidTransition when the payment is no longer PENDING, ValidationError
+    naming paymentMode when the merchant does not offer that method for the payment's amount
+    (gateway.methods: the page never shows it, so only a forged form gets here)."""
     if expires_at is not None:
         fields["expires_at"] = expires_at
     payment = lock_payment(payment_id)
     if payment.flow == Payment.Flow.HOSTED:
         fields.update(attempt=payment.attempt + 1, attempt_error="")
         detail = {**(detail or {}), "attempt": payment.attempt + 1}
-    return _transition(payment_id, S.PROCESSING, detail=detail, payment_mode=payment_mode, **fields)
+
+    def offered(locked: Payment) -> None:
+        ensure_method_takes(locked.merchant.payment_methods, payment_mode, locked.amount)
+
+    return _transition(payment_id, S.PROCESSING, detail=detail, guard=offered, payment_mode=payment_mode, **fields)
 
 
 def _ensure_attempt(payment: Payment, attempt: int | None, target: str) -> None:
@@ -147,6 +156,23 @@ EXPIRY_WAITS_FOR_CALL = CALL_TIME_LIMIT
 def _call_in_flight(payment: Payment, now: datetime) -> bool:
     started, waited_since = payment.acquirer_call_started_at, now - EXPIRY_WAITS_FOR_CALL
     return started is not None and started > waited_since and payment.expires_at > waited_since
+
+
+@transaction.atomic(durable=True)
+def payment_cancel_unpaid(*, payment_id: int, reason: str, detail: dict, also=None) -> Payment:
+    """PENDING -> FAILED for a payment nobody is paying (a payment link staff cancel), with
+    `also(payment)` run in the same transaction (the audit record). Raises InvalidTransition
+    once a method is in flight (PROCESSING: the customer may be approving it this moment) or the
+    payment is final."""
+
+    def unpaid(payment: Payment) -> None:
+        if payment.status != S.PENDING:
+            raise InvalidTransition(payment.status, S.FAILED)
+
+    payment = _transition(payment_id, S.FAILED, guard=unpaid, detail=detail, failure_reason=reason[:200])
+    if also is not None:
+        also(payment)
+    return payment
 
 
 @transaction.atomic(durable=True)

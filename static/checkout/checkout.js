@@ -14,6 +14,7 @@
   "use strict";
 
   function format(seconds) {
+    if (seconds >= 172800) return Math.round(seconds / 86400) + " days";
     if (seconds >= 7200) return Math.round(seconds / 3600) + " hours";
     var m = Math.floor(seconds / 60), s = seconds % 60;
     return m + ":" + (s < 10 ? "0" : "") + s;

@@ -59,6 +59,7 @@ from gateway.errors import (
     ServiceUnavailable,
     ValidationError,
 )
+from gateway.methods import methods_for_amount
 from payments.cards import CardInput
 from payments.models import Payment, PaymentEvent
 from payments.services import hosted
@@ -355,9 +356,14 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
         model = self.payments[pk]
         expected = self._expired_on_touch(model, InvalidTransition)
         if expected is None:
-            # The deadline moves TRANSFER_VALIDITY ahead: no longer overdue.
-            expected = (Expected(None, S.PROCESSING, {"mode": mode, "overdue": False}) if model.status == S.PENDING
-                        else Expected(InvalidTransition, model.status))
+            # The deadline moves TRANSFER_VALIDITY ahead: no longer overdue. A method the amount
+            # does not fit (RTGS below Rs 2 lakh: gateway.methods) is refused and changes nothing.
+            if model.status != S.PENDING:
+                expected = Expected(InvalidTransition, model.status)
+            elif mode not in methods_for_amount({}, model.amount):
+                expected = Expected(ValidationError, S.PENDING)
+            else:
+                expected = Expected(None, S.PROCESSING, {"mode": mode, "overdue": False})
         payment = self._apply(model, expected, lambda: hosted.hosted_transfer_start(payment=self._fresh(model),
                                                                                     mode=mode))
         if payment is not None:

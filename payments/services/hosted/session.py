@@ -6,7 +6,7 @@ import hashlib
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from gateway import sql
 from gateway.errors import DuplicateTransaction
+from gateway.methods import ensure_some_method_takes
 from gateway.models import Merchant
 from gateway.signing import return_signature
 from payments.locks import lock_payment
@@ -52,13 +53,17 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
                           return_url: str, customer_name: str = "", customer_email: str = "",
                           customer_phone: str = "", description: str = "", metadata: dict | None = None,
                           udf: dict | None = None, order_details: dict | None = None,
-                          token: Token | None = None, language: str = "") -> HostedSession:
+                          token: Token | None = None, language: str = "",
+                          expires_at: datetime | None = None) -> HostedSession:
     """Open a checkout session: a PENDING hosted payment that expires after
     CHECKOUT_SESSION_TTL_SECONDS (the expiry sweep ends it then; payments.services.expiry). With `token`
     (from tokens.selectors.token_get_usable) the checkout offers that saved card; `language`
-    (as the merchant sent it) is the page's language (payments.checkout.language).
-    Raises DuplicateTransaction when the merchant already used `merchant_txn_id` (in either
-    flow), which the database constraint payment_unique_merchant_txn guarantees."""
+    (as the merchant sent it) is the page's language (payments.checkout.language). `expires_at`
+    replaces the session's lifetime (a payment link lasts up to 30 days).
+    Raises ValidationError naming amount when no method the merchant offers takes `amount`
+    (gateway.methods), DuplicateTransaction when the merchant already used `merchant_txn_id`
+    (in either flow), which the database constraint payment_unique_merchant_txn guarantees."""
+    ensure_some_method_takes(merchant.payment_methods, amount)
     client_secret = secrets.token_urlsafe(32)  # [A-Za-z0-9_-]: safe to append to a URL unencoded
     payment = Payment(
         merchant=merchant, flow=Payment.Flow.HOSTED, status=S.PENDING,
@@ -67,7 +72,7 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
         description=description, metadata=metadata or {}, udf=udf or {}, order_details=order_details or {},
         language=language,
         client_secret_hash=client_secret_hash(client_secret),
-        expires_at=timezone.now() + timedelta(seconds=settings.CHECKOUT_SESSION_TTL_SECONDS),
+        expires_at=expires_at or timezone.now() + timedelta(seconds=settings.CHECKOUT_SESSION_TTL_SECONDS),
     )
     event = PaymentEvent(payment=payment, kind=PaymentEvent.Kind.STATUS, to_status=S.PENDING,
                          detail={"reason": "checkout session created",

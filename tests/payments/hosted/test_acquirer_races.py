@@ -39,9 +39,9 @@ def acquirer(monkeypatch):
     yield from scripted_acquirer(monkeypatch)
 
 
-def new_session(tm) -> Payment:
+def new_session(tm, amount: int = 50000) -> Payment:
     return hosted.hosted_payment_create(merchant=tm.merchant, merchant_txn_id=f"ORD-{Payment.objects.count() + 1}",
-                                        amount=50000, currency="INR",
+                                        amount=amount, currency="INR",
                                         return_url="https://shop.example.in/return").payment
 
 
@@ -184,7 +184,7 @@ def test_every_acquirer_answer_is_kept_with_its_reference(shop, acquirer):
     card = hosted.hosted_card_verify_otp(payment=card, otp="123456")
     bank = hosted.hosted_bank_start(payment=new_session(shop), mode="NB", bank_code="SBIN")
     bank = hosted.hosted_bank_complete(payment=bank, approved=True)
-    transfer = hosted.hosted_transfer_start(payment=new_session(shop), mode="RTGS")
+    transfer = hosted.hosted_transfer_start(payment=new_session(shop, amount=20_000_000), mode="RTGS")
     transfer = hosted.hosted_transfer_received(reference=transfer.transfer_reference)
     for payment in (card, bank, transfer):
         answers = payment.events.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__outcome="approved")

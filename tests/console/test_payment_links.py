@@ -1,0 +1,140 @@
+"""Payment links in the console (issue 19): finance creates one (amount, description, the
+customer's phone or email, up to 30 days) and cancels it while unpaid; every role reads them;
+each action is audited, and cancelling is a status change with its event and webhook."""
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from gateway.models import AuditRecord
+from payments.models import Payment, PaymentEvent, PaymentLink
+from payments.services.links import LinkRequest, payment_link_create
+from payments.services.upi import upi_pay
+from webhooks.models import WebhookEvent
+
+pytestmark = pytest.mark.django_db
+
+ADD = "/admin/payments/paymentlink/add/"
+
+
+def link_form(shop, **changes) -> dict:
+    data = {"merchant": shop.merchant.pk, "amount_rupees": "2499.50", "description": "Invoice 1042: tailoring",
+            "customer_phone": "9876543210", "customer_email": "", "valid_days": "10"}
+    data.update(changes)
+    return data
+
+
+def a_link(shop, **fields) -> PaymentLink:
+    request = LinkRequest(amount=fields.pop("amount", 249_950), description="Invoice 1042",
+                          customer_email="asha@example.com", **fields)
+    return payment_link_create(merchant=shop.merchant, request=request, actor=None)
+
+
+def test_finance_creates_a_link_and_sees_the_address_to_send(as_role, shop, settings):
+    settings.GATEWAY_PUBLIC_URL = "https://pay.example.in"
+    console = as_role("finance")
+    response = console.post(ADD, link_form(shop))
+    link = PaymentLink.objects.get()
+    assert response.status_code == 302 and response["Location"].endswith(f"/paymentlink/{link.pk}/change/")
+    payment = link.payment
+    assert (payment.flow, payment.status, payment.amount, payment.currency) == ("HOSTED", "PENDING", 249_950, "INR")
+    assert re.fullmatch(r"plink_[A-Za-z0-9]{14}", payment.merchant_txn_id)
+    assert (payment.customer_phone, payment.description) == ("9876543210", "Invoice 1042: tailoring")
+    assert timedelta(days=9, hours=23) < payment.expires_at - timezone.now() <= timedelta(days=10)
+    page = console.get(response["Location"]).content.decode()
+    address = re.search(r'data-link-url>(https://pay\.example\.in/pay/[A-Za-z0-9_-]+)<', page).group(1)
+    assert address.endswith(link_token_of(link)) and "Cancel this link" in page
+    record = AuditRecord.objects.get(action="payment_link.create")
+    assert record.after["link"] == payment.merchant_txn_id and record.after["amount"] == 249_950
+    assert link_token_of(link) not in str(record.after)  # the address is not in the audit log
+
+
+def link_token_of(link: PaymentLink) -> str:
+    from gateway import crypto
+
+    return crypto.decrypt(link.token_encrypted)
+
+
+@pytest.mark.parametrize(("changes", "field", "message"), [
+    ({"customer_phone": "", "customer_email": ""}, "customer_phone", "phone or email"),
+    ({"customer_phone": "98765"}, "customer_phone", "10 digits"),
+    ({"valid_days": "31"}, "valid_days", "30"),
+    ({"amount_rupees": "0.50"}, "amount_rupees", "1.00"),
+    ({"amount_rupees": "1000000.01"}, "amount_rupees", "100000000 paise"),
+    ({"description": "   "}, "description", "required"),
+])
+def test_a_bad_link_is_a_form_error_and_nothing_is_written(as_role, shop, changes, field, message):
+    response = as_role("finance").post(ADD, link_form(shop, **changes))
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert field in errors and message in " ".join(errors[field]), errors
+    assert not PaymentLink.objects.exists() and not Payment.objects.exists()
+
+
+def test_a_link_no_offered_method_takes_is_refused_and_nothing_is_written(as_role, shop):
+    shop.merchant.payment_methods = {code: {"enabled": False, "min": 100, "max": 100}
+                                     for code in ("UPI", "CARD", "NB", "WALLET", "NEFT", "CHALLAN")}
+    shop.merchant.save()  # RTGS only: from Rs 2 lakh
+    response = as_role("finance").post(ADD, link_form(shop), follow=True)
+    assert "Link not created: amount: no payment method" in response.content.decode()
+    assert not PaymentLink.objects.exists() and not Payment.objects.exists()
+
+
+@pytest.mark.parametrize("role", ["support", "administrators"])
+def test_only_finance_creates_or_cancels_links_but_everyone_reads_them(as_role, shop, role):
+    link = a_link(shop)
+    console = as_role(role)
+    assert console.post(ADD, link_form(shop)).status_code == 403
+    assert PaymentLink.objects.count() == 1
+    page = console.get(f"/admin/payments/paymentlink/{link.pk}/change/")
+    assert page.status_code == 200 and "needs the finance role" in page.content.decode()
+    assert console.post(f"/admin/payments/paymentlink/{link.pk}/cancel/").status_code == 403
+    assert Payment.objects.get(pk=link.payment_id).status == "PENDING"
+
+
+def test_finance_cancels_an_unpaid_link_through_the_transition_with_event_webhook_and_audit(as_role, shop):
+    link = a_link(shop)
+    response = as_role("finance").post(f"/admin/payments/paymentlink/{link.pk}/cancel/", follow=True)
+    assert "cancelled" in response.content.decode()
+    payment = Payment.objects.get(pk=link.payment_id)
+    assert (payment.status, payment.failure_reason) == ("FAILED", "payment link cancelled")
+    assert PaymentLink.objects.get(pk=link.pk).state == "cancelled"
+    event = payment.events.get(kind=PaymentEvent.Kind.STATUS, to_status="FAILED")
+    assert event.from_status == "PENDING" and event.detail["reason"] == "payment link cancelled"
+    webhook = WebhookEvent.objects.get(subject_id=payment.sabpaisa_txn_id)
+    assert webhook.event_type == "payment.failed"
+    assert webhook.payload["merchant_txn_id"] == payment.merchant_txn_id  # the hosted payload
+    assert webhook.payload["failure_reason"] == "payment link cancelled"
+    assert AuditRecord.objects.get(action="payment_link.cancel").after == {"status": "FAILED"}
+
+
+def test_a_link_being_paid_or_finished_cannot_be_cancelled(as_role, shop):
+    link = a_link(shop)
+    upi_pay(payment_id=link.payment_id, payer_vpa="timeout@sandbox")  # the customer is approving it
+    console = as_role("finance")
+    response = console.post(f"/admin/payments/paymentlink/{link.pk}/cancel/", follow=True)
+    assert "Not cancelled" in response.content.decode()
+    assert Payment.objects.get(pk=link.payment_id).status == "PROCESSING"
+    assert not AuditRecord.objects.filter(action="payment_link.cancel").exists()
+    assert not WebhookEvent.objects.exists()
+
+
+def test_the_link_list_shows_each_links_state(as_role, shop):
+    a_link(shop)
+    page = as_role("support").get("/admin/payments/paymentlink/").content.decode()
+    assert "plink_" in page and ">active<" in page
+
+
+def test_the_audit_log_filters_by_the_link_actions(as_role, shop):
+    a_link(shop)
+    page = as_role("support").get("/admin/gateway/auditrecord/?action=payment_link.create").content.decode()
+    assert "payment_link.create" in page and "?action=payment_link.cancel" in page
+
+
+def test_the_payments_page_says_it_came_from_a_link_and_leads_to_it(as_role, shop):
+    link = a_link(shop)
+    page = as_role("support").get(f"/admin/payments/payment/{link.payment_id}/change/").content.decode()
+    assert f'href="/admin/payments/paymentlink/{link.pk}/change/">active</a>' in page
