@@ -25,8 +25,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SDK_PYTHON = ROOT / ".venv-sdk101" / "bin" / "python"
 EXAMPLE = ROOT / "docs" / "examples" / "webhook_receiver_sabpaisa_sdk.py"
 
-pytestmark = pytest.mark.skipif(not SDK_PYTHON.exists(), reason="scripts/test makes .venv-sdk101")
 
+@pytest.fixture(autouse=True)
+def _sdk_installed():
+    """Fail, never skip: scripts/test always makes the SDK's venv, so its absence is a broken setup."""
+    assert SDK_PYTHON.exists(), f"{SDK_PYTHON} is missing: scripts/test creates it (sabpaisa-python==1.0.1)"
 
 class SdkReceiver:
     """The example receiver, run by the SDK's Python, on an ephemeral loopback port."""
