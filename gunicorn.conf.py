@@ -1,3 +1,3 @@
 # Read by gunicorn from the directory it starts in: `gunicorn gateway.wsgi:application`.
-# The sync worker, woken one at a time per connection (gateway/web_worker.py says why).
-worker_class = "gateway.web_worker.SyncWorker"
+# The sync worker, woken one at a time per connection (gateway/perf/web_worker.py says why).
+worker_class = "gateway.perf.web_worker.SyncWorker"

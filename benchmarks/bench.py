@@ -293,7 +293,7 @@ class Bench:
     def webhook_latency(self, rate: float = 20, payments_per_round: int = 200) -> None:
         from django.utils import timezone as djtz
 
-        from gateway.models import Merchant
+        from gateway.platform.models import Merchant
         from payments.models import Payment
         from payments.services.upi import upi_link
         from webhooks.models import WebhookEvent
@@ -345,7 +345,7 @@ class Bench:
         self.results["webhook_p99_ratio"] = median([x["p99_s"] * 1000 / x["bare_p99_ms"] for x in rounds])
 
     def webhook_drain(self, count: int) -> None:
-        from gateway.models import Merchant
+        from gateway.platform.models import Merchant
         from webhooks.models import WebhookDelivery
 
         merchant = Merchant.objects.get(code=self.drain_merchant.code)

@@ -17,7 +17,7 @@ import time
 def seed_enquiry(code: str, count: int) -> dict:
     from django.utils import timezone
 
-    from gateway.models import Merchant
+    from gateway.platform.models import Merchant
     from payments.models import Payment
 
     merchant = Merchant.objects.get(code=code)
@@ -41,7 +41,7 @@ def drain(code: str, count: int, tag: str) -> dict:
     the deliveries are queued as the transaction commits."""
     from django.db import transaction
 
-    from gateway.models import Merchant
+    from gateway.platform.models import Merchant
     from webhooks.services import event_record
 
     merchant = Merchant.objects.get(code=code)
@@ -65,7 +65,7 @@ def expiry(code: str, count: int) -> dict:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from gateway.models import Merchant
+    from gateway.platform.models import Merchant
     from payments.models import Payment
 
     merchant = Merchant.objects.get(code=code)

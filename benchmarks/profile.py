@@ -87,9 +87,9 @@ def main() -> None:
     from django.core.wsgi import get_wsgi_application
 
     from benchmarks import bodies, ops
-    from gateway.services import merchant_create
+    from gateway.platform.services import merchant_create
 
-    from gateway.services import RATE_LIMIT_MAX
+    from gateway.platform.services import RATE_LIMIT_MAX
 
     created = merchant_create(code=f"PROF{int(time.time())}", name="Profile Shop", s2s_enabled=True,
                               rate_limit=RATE_LIMIT_MAX)

@@ -5,7 +5,7 @@ from pathlib import Path
 from celery import Celery
 from celery.signals import before_task_publish, task_postrun, task_prerun
 
-from gateway import tracing
+from gateway.core import tracing
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gateway.settings")
 

@@ -60,10 +60,10 @@ if IS_PRODUCTION and not ALLOWED_HOSTS:
 
     ALLOWED_HOSTS = [urlsplit(GATEWAY_PUBLIC_URL).hostname]
 CSRF_TRUSTED_ORIGINS = [GATEWAY_PUBLIC_URL]
-CSRF_FAILURE_VIEW = "gateway.views.csrf_failure"
+CSRF_FAILURE_VIEW = "gateway.platform.views.csrf_failure"
 
 INSTALLED_APPS = [
-    "gateway.apps.ConsoleAdminConfig",  # django.contrib.admin, with the console's sign-in
+    "gateway.console.apps.ConsoleAdminConfig",  # django.contrib.admin, with the console's sign-in
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -76,22 +76,23 @@ INSTALLED_APPS = [
     "drf_spectacular",
     # Swagger UI's files, served from our own /static/ rather than a CDN (the docs page's CSP).
     "drf_spectacular_sidecar",
-    "gateway",
+    "gateway.platform",
     "webhooks",
     "payments",
     "refunds",
     "tokens",
+    "gateway.console",
 ]
 
 MIDDLEWARE = [
-    "gateway.middleware.TraceIdMiddleware",
+    "gateway.platform.middleware.TraceIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # The Content-Security-Policy on every HTML page: checkout, sandbox, console, API docs.
-    "gateway.middleware.PagePolicyMiddleware",
+    "gateway.platform.middleware.PagePolicyMiddleware",
     # Serves the checkout's CSS and the admin's assets under gunicorn, no proxy needed.
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "gateway.middleware.NulCharacterMiddleware",
-    "gateway.middleware.SandboxGateMiddleware",
+    "gateway.platform.middleware.NulCharacterMiddleware",
+    "gateway.platform.middleware.SandboxGateMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -99,7 +100,7 @@ MIDDLEWARE = [
     "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "gateway.middleware.ApiErrorMiddleware",
+    "gateway.platform.middleware.ApiErrorMiddleware",
     # Last, as django-axes asks: turns a locked-out sign-in into its 429 answer.
     "axes.middleware.AxesMiddleware",
 ]
@@ -118,7 +119,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "gateway.context_processors.gateway",
+                "gateway.platform.context_processors.gateway",
             ],
         },
     },
@@ -128,8 +129,8 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'gateway.sqlite3'}"),
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Django's backend with a health check that costs no round trip (gateway/db/base.py).
-    DATABASES["default"]["ENGINE"] = "gateway.db"
+    # Django's backend with a health check that costs no round trip (gateway/perf/db/base.py).
+    DATABASES["default"]["ENGINE"] = "gateway.perf.db"
     # psycopg 3's pool keeps connections warm across requests in one worker process.
     DATABASES["default"].setdefault("OPTIONS", {})
     # Parameters bound by the server, and a statement run a second time on a connection is
@@ -161,7 +162,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 FORMS_URLFIELD_ASSUME_HTTPS = True
 
 REDIS_URL = env.str("REDIS_URL", default="")
-# Redis trouble must not take payments down (gateway.redisguard): every Redis call a request
+# Redis trouble must not take payments down (gateway.core.redisguard): every Redis call a request
 # makes (cache, rate limit, publishing a task) gives up after this long, and then Redis is left
 # alone for REDIS_RETRY_AFTER_SECONDS while its users fail open.
 REDIS_TIMEOUT_SECONDS = env.float("REDIS_TIMEOUT_SECONDS", default=0.25)
@@ -176,17 +177,17 @@ if not 0 <= REDIS_RETRY_AFTER_SECONDS <= 60:
 # hung did not recover when it came back (kombu 5.7 failed closing it, seen in
 # tests/gateway/test_redis_outage.py), whereas one that simply waits carries on where it was;
 # kombu's health checks (health_check_interval) find a connection that died half-open. A
-# request never uses these: it publishes on gateway.broker's own, bounded connection.
+# request never uses these: it publishes on gateway.core.broker's own, bounded connection.
 BROKER_CONNECT_TIMEOUT_SECONDS = 5
 if REDIS_URL:
     CACHES = {
         "default": {
-            # Django's Redis backend, less a client object per call (gateway/cache.py).
-            "BACKEND": "gateway.cache.RedisCache",
+            # Django's Redis backend, less a client object per call (gateway/perf/cache.py).
+            "BACKEND": "gateway.perf.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="gw"),
             # The connection pool's: every cache call is bounded (redis-py waits for ever by
-            # default), and a timeout is not retried (gateway.cache, gateway.redisguard).
+            # default), and a timeout is not retried (gateway.perf.cache, gateway.core.redisguard).
             "OPTIONS": {"socket_timeout": REDIS_TIMEOUT_SECONDS, "socket_connect_timeout": REDIS_TIMEOUT_SECONDS},
         }
     }
@@ -234,7 +235,7 @@ CELERY_BEAT_SCHEDULE = {
     "refunds-pending": {"task": "refunds.tasks.refunds_pending_sweep", "schedule": 30.0},
     # Late approvals' reversals whose message was lost or whose acquirer call erred.
     "reversals-pending": {"task": "payments.tasks.reversals_pending_sweep", "schedule": 30.0},
-    # Data retention (gateway/retention.py has the table): each run deletes in short batches.
+    # Data retention (gateway/platform/retention.py has the table): each run deletes in short batches.
     "retention-sessions-audit": {"task": "gateway.tasks.gateway_retention_task", "schedule": 3600.0},
     "retention-webhook-history": {"task": "webhooks.tasks.webhook_history_purge_task", "schedule": 3600.0},
     "retention-sandbox-ledger": {"task": "payments.tasks.sandbox_calls_purge_task", "schedule": 3600.0},
@@ -243,8 +244,8 @@ CELERY_BEAT_SCHEDULE = {
     "card-consents-purge": {"task": "tokens.tasks.card_consents_purge_task", "schedule": 3600.0},
 }
 
-# Console sign-in (gateway/signin.py, docs/security.md). django-axes: five failed sign-ins (a
-# wrong password or code) for one username, or from one client address (gateway.clientip), lock
+# Console sign-in (gateway/platform/signin.py, docs/security.md). django-axes: five failed sign-ins (a
+# wrong password or code) for one username, or from one client address (gateway.core.clientip), lock
 # that username or address for 15 minutes; a successful one resets the count. The username
 # count stops guessing one account from many addresses, the address count one address trying
 # one password on many accounts.
@@ -256,8 +257,8 @@ AXES_FAILURE_LIMIT = 5
 AXES_COOLOFF_TIME = timedelta(minutes=15)
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "gateway.signin.axes_client_ip"
-# Sign-ins are recorded in the project's audit log (gateway.signin); axes keeps only failures.
+AXES_CLIENT_IP_CALLABLE = "gateway.platform.signin.axes_client_ip"
+# Sign-ins are recorded in the project's audit log (gateway.platform.signin); axes keeps only failures.
 AXES_DISABLE_ACCESS_LOG = True
 AXES_LOCKOUT_TEMPLATE = "admin/console/locked_out.html"
 AXES_VERBOSE = False
@@ -301,7 +302,7 @@ REQUEST_CLOCK_SKEW_SECONDS = env.int("REQUEST_CLOCK_SKEW_SECONDS", default=30)
 REQUEST_MAX_AGE_SECONDS = 300
 
 # How long a web process reuses an API key and its merchant it read from the database
-# (gateway.auth): a key revoked or a merchant deactivated in another process is refused within
+# (gateway.platform.auth): a key revoked or a merchant deactivated in another process is refused within
 # this many seconds. 0 reads them on every request.
 API_KEY_CACHE_SECONDS = env.float("API_KEY_CACHE_SECONDS", default=1.0)
 
@@ -315,7 +316,7 @@ CHECKOUT_RESULT_REDIRECT_SECONDS = env.int("CHECKOUT_RESULT_REDIRECT_SECONDS", d
 if not 0 <= CHECKOUT_RESULT_REDIRECT_SECONDS <= 60:
     raise ImproperlyConfigured("CHECKOUT_RESULT_REDIRECT_SECONDS must be 0 to 60 seconds")
 # Proxies in front of the service that append the client's address to X-Forwarded-For; per-address
-# limits count the address the outermost one wrote (gateway.clientip). 0: REMOTE_ADDR, header ignored.
+# limits count the address the outermost one wrote (gateway.core.clientip). 0: REMOTE_ADDR, header ignored.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 SANDBOX_UPI_SUCCESS_DELAY_SECONDS = env.float("SANDBOX_UPI_SUCCESS_DELAY_SECONDS", default=5)
 SANDBOX_UPI_TIMEOUT_SECONDS = env.int("SANDBOX_UPI_TIMEOUT_SECONDS", default=900)
@@ -346,12 +347,12 @@ if IS_PRODUCTION and GATEWAY_ACQUIRER in ("", "sandbox"):
     )
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["gateway.auth.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["gateway.auth.IsMerchant"],
-    "DEFAULT_THROTTLE_CLASSES": ["gateway.ratelimit.MerchantRateThrottle"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["gateway.platform.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["gateway.platform.auth.IsMerchant"],
+    "DEFAULT_THROTTLE_CLASSES": ["gateway.platform.ratelimit.MerchantRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["gateway.parsers.GatewayJSONParser"],
-    "EXCEPTION_HANDLER": "gateway.errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["gateway.core.parsers.GatewayJSONParser"],
+    "EXCEPTION_HANDLER": "gateway.core.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
@@ -366,7 +367,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# Content-Security-Policy (django-csp 4), on every HTML page (gateway.middleware.PagePolicyMiddleware;
+# Content-Security-Policy (django-csp 4), on every HTML page (gateway.platform.middleware.PagePolicyMiddleware;
 # the console and the API docs page also allow inline styles, which the admin's templates use).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
@@ -401,8 +402,8 @@ if IS_PRODUCTION:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"trace": {"()": "gateway.logging.TraceFilter"}},
-    "formatters": {"json": {"()": "gateway.logging.JsonFormatter"}},
+    "filters": {"trace": {"()": "gateway.core.logging.TraceFilter"}},
+    "formatters": {"json": {"()": "gateway.core.logging.JsonFormatter"}},
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["trace"]},
     },

@@ -3,7 +3,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from gateway import views
+from gateway.platform import views
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
@@ -27,7 +27,7 @@ for app in ("payments", "refunds", "tokens", "webhooks"):
             raise
 
 # Every error is the envelope, including the ones Django answers itself.
-handler400 = "gateway.views.bad_request"
-handler403 = "gateway.views.permission_denied"
-handler404 = "gateway.views.not_found"
-handler500 = "gateway.views.server_error"
+handler400 = "gateway.platform.views.bad_request"
+handler403 = "gateway.platform.views.permission_denied"
+handler404 = "gateway.platform.views.not_found"
+handler500 = "gateway.platform.views.server_error"

@@ -10,7 +10,7 @@
 
 Nothing here writes a payment: status changes belong to payments.services.transitions, a
 resend to webhooks.services.delivery_resend, a refund to refunds.services (through the
-refund admin's page), and every action checks its permission (gateway/roles.py).
+refund admin's page), and every action checks its permission (gateway/platform/roles.py).
 """
 from datetime import timedelta
 from decimal import Decimal
@@ -24,15 +24,15 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from gateway import roles
+from gateway.platform import roles
 from gateway.console import views as console_views
 from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.console.search import matched_by, payment_search
 from gateway.console.display import method_label, money, rupees, short_time
 from gateway.console.story import payment_story
-from gateway.errors import GatewayError
-from gateway.models import Merchant
-from gateway.money import rupees_to_paise
+from gateway.core.errors import GatewayError
+from gateway.platform.models import Merchant
+from gateway.core.money import rupees_to_paise
 from payments.models import Payment, PaymentLink
 from payments.services.links import (
     LinkRequest,
@@ -313,7 +313,7 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
 # --- payment links (payments.services.links) --------------------------------------------------
 
 class PaymentLinkForm(forms.ModelForm):
-    """What finance staff type to make a link: rupees (converted once, gateway.money), the
+    """What finance staff type to make a link: rupees (converted once, gateway.core.money), the
     customer's phone or email, and an expiry up to 30 days ahead. The service checks it all
     again; its errors land on the field they name."""
 
@@ -361,7 +361,7 @@ LINK_STATE_COLOURS = {"active": "#1565c0", "paid": "#2e7d32", "cancelled": "#757
 
 @admin.register(PaymentLink)
 class PaymentLinkAdmin(admin.ModelAdmin):
-    """Payment links: finance creates and cancels them (gateway/roles.py: CREATE_PAYMENT_LINK,
+    """Payment links: finance creates and cancels them (gateway/platform/roles.py: CREATE_PAYMENT_LINK,
     CANCEL_PAYMENT_LINK); every role reads them. Nothing here writes a payment: creation and
     cancelling go through payments.services.links."""
 

@@ -6,8 +6,8 @@ import string
 from django.db import models
 from django.db.models import Q
 
-from gateway.ids import random_string
-from gateway.models import Merchant
+from gateway.core.ids import random_string
+from gateway.platform.models import Merchant
 from payments.lookups import email_key_expression, phone_key_expression
 
 _ALPHABET = string.ascii_uppercase + string.digits

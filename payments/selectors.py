@@ -8,9 +8,9 @@ from functools import lru_cache
 
 from django.db import connection
 
-from gateway import sql
-from gateway.errors import NotFound
-from gateway.models import Merchant
+from gateway.perf import sql
+from gateway.core.errors import NotFound
+from gateway.platform.models import Merchant
 from payments.models import Payment
 
 
@@ -24,7 +24,7 @@ def payment_get_for_merchant(*, merchant: Merchant, merchant_txn_id: str) -> Pay
 
 def payment_txn_id_question(*, merchant: Merchant, merchant_txn_id: str) -> sql.Exists:
     """The question whether the merchant has a payment (either flow) with that merchantTxnId,
-    for gateway.sql to ask. S2S creation asks it on every request; with an idempotency key,
+    for gateway.perf.sql to ask. S2S creation asks it on every request; with an idempotency key,
     in the statement that takes the key."""
     return sql.Exists(Payment, {"merchant": merchant, "merchant_txn_id": merchant_txn_id})
 
@@ -58,7 +58,7 @@ def _enquiry_sql() -> str:
 def payment_get_for_enquiry(*, merchant: Merchant, merchant_txn_id: str) -> PaymentForEnquiry:
     """payment_get_for_merchant and the payment's refunded and pending refund amounts, in one
     statement: enquiry is the API's hottest read, and three ORM queries cost it more CPU to
-    compile than PostgreSQL spends answering them (gateway/sql.py). Raises NotFound."""
+    compile than PostgreSQL spends answering them (gateway/perf/sql.py). Raises NotFound."""
     from refunds.models import Refund
 
     with connection.cursor() as cursor:

@@ -1,6 +1,6 @@
 """The tables of allowed status changes of a payment and of a late approval's reversal. Nothing
 else decides whether a status may change."""
-from gateway.errors import ValidationError
+from gateway.core.errors import ValidationError
 from payments.models import Payment, Reversal
 
 S = Payment.Status

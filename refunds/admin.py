@@ -1,7 +1,7 @@
 """Refunds in the admin console.
 
 Staff never edit a refund: RefundAdmin is read-only, with each refund's timeline. Finance staff
-holding `refunds.initiate_refund` (the finance role, gateway/roles.py) start a full or partial
+holding `refunds.initiate_refund` (the finance role, gateway/platform/roles.py) start a full or partial
 refund of a payment at /admin/refunds/refund/initiate/<payment pk>/ (linked from the payment's
 page), which goes through refunds.services.refund_create (the same rules and lock as the API)
 and is written to the audit log; a refused attempt is audited too. Staff without the
@@ -21,13 +21,13 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from gateway import roles
+from gateway.platform import roles
 from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.console.search import refund_search
-from gateway.errors import GatewayError, ValidationError
+from gateway.core.errors import GatewayError, ValidationError
 from gateway.console.display import money, rupees
-from gateway.money import rupees_str, rupees_to_paise
-from gateway.services import audit_record
+from gateway.core.money import rupees_str, rupees_to_paise
+from gateway.platform.services import audit_record
 from payments.models import Payment
 from refunds import selectors, services
 from refunds.api.serializers import REASON_MAX, is_refund_id

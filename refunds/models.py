@@ -12,8 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from gateway.ids import random_string
-from gateway.models import Merchant
+from gateway.core.ids import random_string
+from gateway.platform.models import Merchant
 from payments.models import Payment
 
 REFUND_ID_MAX_LENGTH = 64

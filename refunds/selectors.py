@@ -8,8 +8,8 @@ from datetime import date, datetime, time, timedelta
 from django.db.models import Sum
 from django.utils import timezone
 
-from gateway.errors import NotFound
-from gateway.models import Merchant
+from gateway.core.errors import NotFound
+from gateway.platform.models import Merchant
 from payments.models import Payment
 from refunds.models import Refund
 

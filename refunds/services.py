@@ -26,10 +26,10 @@ from django.db import IntegrityError, transaction
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from gateway.broker import tasks_publish
-from gateway.errors import DuplicateRefund, RefundAmountExceeded, RefundNotAllowed, ValidationError
-from gateway.models import Merchant
-from gateway.services import audit_record
+from gateway.core.broker import tasks_publish
+from gateway.core.errors import DuplicateRefund, RefundAmountExceeded, RefundNotAllowed, ValidationError
+from gateway.platform.models import Merchant
+from gateway.platform.services import audit_record
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerError, Outcome
 from payments.locks import lock_payment
@@ -231,7 +231,7 @@ def _enqueue_submit(refund_pk: int) -> None:
     """Queue the bank submission. A broker outage only delays it: the pending sweep finds it."""
     from refunds.tasks import refund_process
 
-    # One bounded attempt, never raising (gateway.broker): the refund stays INITIATED either way.
+    # One bounded attempt, never raising (gateway.core.broker): the refund stays INITIATED either way.
     tasks_publish([(refund_process, (refund_pk,), None)], what=f"refund {refund_pk}",
                   fallback="the pending sweep will submit it")
 

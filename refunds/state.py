@@ -1,5 +1,5 @@
 """The one table of allowed refund transitions. Nothing else decides whether a status may change."""
-from gateway.errors import ValidationError
+from gateway.core.errors import ValidationError
 from refunds.models import Refund
 
 S = Refund.Status

@@ -13,7 +13,7 @@ WSGIServer.request_queue_size = max(WSGIServer.request_queue_size, 128)
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    from gateway import redisguard
+    from gateway.core import redisguard
 
     redisguard.reset()  # an outage a test made is not the next test's
     cache.clear()

@@ -11,7 +11,7 @@ from django.contrib import admin, messages
 
 from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.console.search import token_search
-from gateway.errors import GatewayError
+from gateway.core.errors import GatewayError
 from tokens import services
 from tokens.models import Token
 

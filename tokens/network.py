@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
-from gateway.ids import random_string
+from gateway.core.ids import random_string
 from payments.acquirer.base import AcquirerAnswer, Outcome
 from tokens.models import SandboxNetworkToken
 from tokens.selectors import ensure_tokens_available

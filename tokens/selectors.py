@@ -7,8 +7,8 @@ from datetime import date
 from django.conf import settings
 from django.utils import timezone
 
-from gateway.errors import FeatureNotAvailable, NotFound, ValidationError
-from gateway.models import Merchant
+from gateway.core.errors import FeatureNotAvailable, NotFound, ValidationError
+from gateway.platform.models import Merchant
 from payments.models import Payment
 from tokens.models import Token, TokenPayment
 

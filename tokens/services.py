@@ -18,9 +18,9 @@ from django.db.models import Q
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
-from gateway.errors import NotFound, ValidationError
-from gateway.models import Merchant
-from gateway.services import audit_record
+from gateway.core.errors import NotFound, ValidationError
+from gateway.platform.models import Merchant
+from gateway.platform.services import audit_record
 from payments.acquirer.base import AcquirerAnswer
 from payments.models import Payment
 from tokens.locks import lock_card_consent, lock_token

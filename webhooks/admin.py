@@ -10,7 +10,7 @@
   queued for a worker, and the page that follows is its delivery, where the answer appears.
 
 Nothing here writes a field itself; the log is read-only. Resending and test events need
-webhooks.change_webhookdelivery (every console role, gateway/roles.py). The lists never count
+webhooks.change_webhookdelivery (every console role, gateway/platform/roles.py). The lists never count
 the whole table, filter without a DISTINCT over it and search exact values only
 (gateway.console.lists); a payment's own deliveries are also on its page, with a resend button.
 """
@@ -29,11 +29,11 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from gateway import roles
+from gateway.platform import roles
 from gateway.console.display import short_time
 from gateway.console.lists import DayRangeFilter, FastListMixin
-from gateway.errors import GatewayError
-from gateway.models import Merchant
+from gateway.core.errors import GatewayError
+from gateway.platform.models import Merchant
 from payments.payloads import EVENT_TYPES as PAYMENT_EVENT_TYPES
 from refunds.payloads import EVENT_TYPES as REFUND_EVENT_TYPES
 from webhooks import services

@@ -4,7 +4,7 @@ receiver would (docs/webhooks.md), and keeps what arrived for the inbox page.
 
 It lets a developer see a signed webhook arrive before writing a receiver. Its address is
 `<GATEWAY_PUBLIC_URL>/sandbox/webhooks/<token>`: like every /sandbox/ path it answers 404 in
-production (gateway.middleware.SandboxGateMiddleware), and the token keeps one merchant's
+production (gateway.platform.middleware.SandboxGateMiddleware), and the token keeps one merchant's
 deliveries out of another's sight.
 """
 from __future__ import annotations
@@ -16,10 +16,10 @@ import time
 from django.conf import settings
 from django.db import transaction
 
-from gateway.errors import ValidationError
-from gateway.models import Merchant
-from gateway.services import merchant_set_webhook_url
-from gateway.signing import webhook_signature
+from gateway.core.errors import ValidationError
+from gateway.platform.models import Merchant
+from gateway.platform.services import merchant_set_webhook_url
+from gateway.core.signing import webhook_signature
 from webhooks.models import WebhookInbox, WebhookInboxMessage
 
 # The tolerance docs/examples/webhook_receiver.py applies, so the inbox judges as it does.

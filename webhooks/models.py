@@ -13,7 +13,7 @@ import secrets
 from django.db import models
 from django.utils import timezone
 
-from gateway.models import Merchant
+from gateway.platform.models import Merchant
 
 TEST_EVENT_TYPE = "webhook.test"
 

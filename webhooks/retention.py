@@ -1,4 +1,4 @@
-"""How long webhook history is kept (gateway.retention has the table of every kind of row).
+"""How long webhook history is kept (gateway.platform.retention has the table of every kind of row).
 
 An event, its deliveries and their attempts (status codes, response snippets, errors) are what
 support reads when a merchant asks "did you tell us?": kept WEBHOOK_HISTORY_RETENTION, the
@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from gateway.retention import delete_in_batches
+from gateway.platform.retention import delete_in_batches
 from webhooks.models import WebhookDelivery, WebhookEvent
 
 WEBHOOK_HISTORY_RETENTION = timedelta(days=180)

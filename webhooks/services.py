@@ -33,12 +33,12 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
-from gateway import sql
-from gateway.broker import tasks_publish
-from gateway.errors import ValidationError
-from gateway.models import Merchant
-from gateway.services import audit_record
-from gateway.signing import webhook_signature
+from gateway.perf import sql
+from gateway.core.broker import tasks_publish
+from gateway.core.errors import ValidationError
+from gateway.platform.models import Merchant
+from gateway.platform.services import audit_record
+from gateway.core.signing import webhook_signature
 from webhooks import transport
 from webhooks.locks import deliveries_due_lock, deliveries_lock, delivery_lock
 from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent, new_event_id
@@ -90,7 +90,7 @@ def _enqueue_many(delivery_ids: list[int]) -> None:
 
 
 def _publish(messages, delivery_ids: list[int]) -> None:
-    # One bounded attempt, never raising (gateway.broker): the sweep makes the message optional.
+    # One bounded attempt, never raising (gateway.core.broker): the sweep makes the message optional.
     ids = ",".join(map(str, delivery_ids[:10])) + ("..." if len(delivery_ids) > 10 else "")
     tasks_publish(messages, what=f"webhook deliveries {ids}", fallback="the due-deliveries sweep will send them")
 

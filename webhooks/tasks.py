@@ -2,7 +2,7 @@
 delivery rows decide what is due (webhooks.services)."""
 from celery import shared_task
 
-from gateway.services import merchant_previous_webhook_secrets_forget
+from gateway.platform.services import merchant_previous_webhook_secrets_forget
 from webhooks import services
 
 

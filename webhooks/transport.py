@@ -1,7 +1,7 @@
 """One HTTP POST to a merchant, with the guarantees a webhook needs and nothing else.
 
 - The host is resolved once and the connection goes to an address from that answer, checked
-  by gateway.urlcheck outside development: DNS rebinding cannot reach a private range.
+  by gateway.core.urlcheck outside development: DNS rebinding cannot reach a private range.
 - Redirects are not followed: a 3xx is a failed attempt (the body must not be bounced to
   another host), and its Location is reported so the merchant can fix the address.
 - The whole attempt, connect to last byte read, is bounded by `timeout`: a watchdog shuts the
@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from gateway.errors import GatewayError
-from gateway.urlcheck import webhook_host_addresses
+from gateway.core.errors import GatewayError
+from gateway.core.urlcheck import webhook_host_addresses
 
 READ_BYTES = 4096
 

@@ -10,8 +10,8 @@ from django.http import JsonResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 
-from gateway.errors import MethodNotAllowed, NotFound, envelope, error_response
-from gateway.tracing import current_trace_id
+from gateway.core.errors import MethodNotAllowed, NotFound, envelope, error_response
+from gateway.core.tracing import current_trace_id
 from webhooks.inbox import TOLERANCE_MS, inbox_receive, inbox_url
 from webhooks.models import WebhookInbox
 

@@ -26,7 +26,7 @@ from django.utils import timezone
 from gateway.console import charts
 from gateway.console.days import local
 from gateway.console.display import method_label
-from gateway.models import Merchant
+from gateway.platform.models import Merchant
 from payments.models import Payment
 from refunds.models import Refund
 from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery

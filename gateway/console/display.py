@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from gateway.money import rupees_str
+from gateway.core.money import rupees_str
 
 # How staff name the methods (Payment.Mode's automatic labels read "Upi", "Nb").
 METHOD_LABELS = {"UPI": "UPI", "CARD": "Card", "NB": "Net banking", "WALLET": "Wallet", "NEFT": "NEFT",

@@ -101,7 +101,7 @@ def _by_own_payment_or_merchant(queryset: QuerySet, term: str, *, own: Q, paymen
     matches, or whose payment `payment` matches, or whose merchant's code is `term`. The
     payment and merchant keys are resolved first, as payment_search does for webhook events,
     so every branch of the OR is an index on the queryset's own table."""
-    from gateway.models import Merchant
+    from gateway.platform.models import Merchant
 
     payments = list(Payment.objects.filter(payment).values_list("pk", flat=True))
     merchants = list(Merchant.objects.filter(code=term).values_list("pk", flat=True))

@@ -27,8 +27,8 @@ from django.db.models import Count, Sum
 from django.db.models.functions import Coalesce
 
 from gateway.console.days import day_bounds, local
-from gateway.models import Merchant
-from gateway.money import rupees_str
+from gateway.platform.models import Merchant
+from gateway.core.money import rupees_str
 from payments.models import Payment
 from refunds.models import Refund
 

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from gateway.console.days import local
 from gateway.console.display import money
-from gateway.models import AuditRecord
+from gateway.platform.models import AuditRecord
 from payments.models import Payment, PaymentEvent
 from refunds import selectors as refund_selectors
 from refunds.models import Refund, RefundEvent

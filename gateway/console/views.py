@@ -1,7 +1,7 @@
 """The console's own pages: the operations dashboard, the "Needs attention" queue and the
 settlement export. Mounted by
 payments.admin.PaymentAdmin.get_urls inside the admin (login, staff check, the admin's look);
-each checks its permission itself (gateway/roles.py)."""
+each checks its permission itself (gateway/platform/roles.py)."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -13,15 +13,15 @@ from django.http import HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_http_methods
 
-from gateway import roles
+from gateway.platform import roles
 from gateway.console.attention import REVERSAL_SENDS_BEFORE_WARNING, attention_sections
 from gateway.console.dashboard import dashboard_context
 from gateway.console.days import day_bounds, today
 from gateway.console.settlement import settlement_csv_lines, settlement_filename, settlement_rows, settlement_totals
 from gateway.console.display import money
-from gateway.errors import ValidationError
-from gateway.models import Merchant
-from gateway.services import audit_record
+from gateway.core.errors import ValidationError
+from gateway.platform.models import Merchant
+from gateway.platform.services import audit_record
 
 
 def _require(request, permission: str, doing: str) -> None:

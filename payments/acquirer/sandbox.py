@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-from gateway.ids import random_string
+from gateway.core.ids import random_string
 from payments.acquirer.base import (
     AcquirerAnswer,
     AcquirerError,

@@ -3,7 +3,7 @@
 Plain Serializers with strict types: a number where a string belongs (or a string where paise
 belong) is a VALIDATION_ERROR naming the field, never silently converted. `checksum` must be
 64 hex characters here; whether it is right, and `timestamp` (INVALID_TIMESTAMP /
-REQUEST_EXPIRED), is gateway.signing's to decide once the fields are known to be well formed.
+REQUEST_EXPIRED), is gateway.core.signing's to decide once the fields are known to be well formed.
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from gateway.api import RequestSerializer
-from gateway.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
+from gateway.platform.api import RequestSerializer
+from gateway.core.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
 from payments.api.order_serializers import OrderFieldsSchema
 from payments.payloads import UDF_KEYS
 
@@ -100,7 +100,7 @@ class MetadataField(serializers.Field):
 @extend_schema_field({"type": "string", "pattern": HEX64.pattern})
 class ChecksumField(StrictCharField):
     """64 hex characters, else VALIDATION_ERROR. Whether it is the right digest is
-    gateway.signing's question, compared exactly (docs/decisions.md: upper case is
+    gateway.core.signing's question, compared exactly (docs/decisions.md: upper case is
     INVALID_SIGNATURE)."""
 
     def to_internal_value(self, data):

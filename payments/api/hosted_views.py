@@ -1,16 +1,16 @@
 """The hosted-checkout API: create a session, and the two enquiry forms. One view per path;
-each validates, checks signatures through gateway.signing, then calls one service."""
+each validates, checks signatures through gateway.core.signing, then calls one service."""
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from gateway.api import GatewayAPIView, validated
-from gateway.auth import ensure_same_merchant
-from gateway.crypto import constant_time_equals
-from gateway.errors import InvalidSignature, NotFound, ValidationError
-from gateway.schema import error_responses
-from gateway.signing import verify_checksum, verify_signed_if_sent_or_required, verify_timestamp
+from gateway.platform.api import GatewayAPIView, validated
+from gateway.platform.auth import ensure_same_merchant
+from gateway.core.crypto import constant_time_equals
+from gateway.core.errors import InvalidSignature, NotFound, ValidationError
+from gateway.platform.schema import error_responses
+from gateway.core.signing import verify_checksum, verify_signed_if_sent_or_required, verify_timestamp
 from payments.api.hosted_serializers import (
     EnquiryBodyRequestSchema,
     EnquiryBodyResponseSchema,

@@ -20,9 +20,9 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import URLValidator
 from rest_framework import serializers
 
-from gateway.api import RequestSerializer, validated
-from gateway.errors import ValidationError
-from gateway.fields import StrictCharField, StrictIntegerField
+from gateway.platform.api import RequestSerializer, validated
+from gateway.core.errors import ValidationError
+from gateway.core.fields import StrictCharField, StrictIntegerField
 
 CUSTOMER_ID_MAX = 100
 LINE_ITEMS_MAX = 100
@@ -150,7 +150,7 @@ _CUSTOMER_ID = StrictCharField(max_length=CUSTOMER_ID_MAX)
 
 def order_details_validate(body: dict) -> dict:
     """The order fields of a creation request, checked: a dict of those sent (null means not
-    sent), {} when none is. Raises gateway.errors.ValidationError naming the field's path."""
+    sent), {} when none is. Raises gateway.core.errors.ValidationError naming the field's path."""
     order: dict = {}
     value = body.get("customerId")
     if value is not None:

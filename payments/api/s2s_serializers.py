@@ -20,10 +20,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from gateway.api import RequestSerializer, validated
-from gateway.errors import ValidationError
-from gateway.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
-from gateway.urlcheck import validate_webhook_url
+from gateway.platform.api import RequestSerializer, validated
+from gateway.core.errors import ValidationError
+from gateway.core.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
+from gateway.core.urlcheck import validate_webhook_url
 from payments.api.order_serializers import OrderFieldsSchema, order_details_validate
 from payments.payloads import UDF_KEYS
 
@@ -237,7 +237,7 @@ def _first_error(errors, path: str = "") -> tuple[str, str]:
 
 
 def s2s_request_validate(body) -> dict:
-    """The request's fields, checked. Raises gateway.errors.ValidationError naming the first
+    """The request's fields, checked. Raises gateway.core.errors.ValidationError naming the first
     field (in the interface's order) that is missing or violates its constraint."""
     if not isinstance(body, dict):
         raise ValidationError("must be a JSON object", field="body")
@@ -253,7 +253,7 @@ def s2s_request_validate(body) -> dict:
 
 
 def _webhook_url(value) -> str:
-    """webhookUrl, checked as the merchant's own webhook address is (gateway.urlcheck): "" when
+    """webhookUrl, checked as the merchant's own webhook address is (gateway.core.urlcheck): "" when
     not sent (null or empty mean not sent)."""
     if value is None or value == "":
         return ""

@@ -5,10 +5,10 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
-from gateway.api import GatewayAPIView
-from gateway.auth import IsMerchant
-from gateway.errors import S2SNotEnabled, ValidationError
-from gateway.schema import error_responses
+from gateway.platform.api import GatewayAPIView
+from gateway.platform.auth import IsMerchant
+from gateway.core.errors import S2SNotEnabled, ValidationError
+from gateway.platform.schema import error_responses
 from payments.api.s2s_serializers import (
     S2SPaymentRequestSchema,
     S2SPaymentResponseSerializer,

@@ -1,5 +1,5 @@
 """Who may see a checkout page, and the decorator every checkout and sandbox page wears. (The
-sandbox pages, under /sandbox/, are 404 in production: gateway.middleware.SandboxGateMiddleware.)
+sandbox pages, under /sandbox/, are 404 in production: gateway.platform.middleware.SandboxGateMiddleware.)
 
 The customer arrives with ?clientSecret=...; a valid secret grants this browser's session
 access to that one payment and the customer is sent on to the same address without the
@@ -8,7 +8,7 @@ secret (out of the address bar and of later Referer headers). Every other page n
 Only failures are limited. A valid secret always opens its own payment, whatever others behind
 the same address (a NAT, an office, a carrier, a proxy) have tried, and a browser holding the
 grant is never limited. A wrong secret, or a page without the grant, answers NOT_FOUND and
-counts against two counters: the client address (gateway.clientip: REMOTE_ADDR, or
+counts against two counters: the client address (gateway.core.clientip: REMOTE_ADDR, or
 X-Forwarded-For behind TRUSTED_PROXY_COUNT proxies) and the payment named in the address. Once
 either is over its limit, failures answer RATE_LIMITED instead, until the window passes.
 
@@ -25,10 +25,10 @@ from django.core.cache import cache
 from django.utils import translation
 from django.views.decorators.cache import never_cache
 
-from gateway.cache import counter_hit
-from gateway.clientip import client_ip
-from gateway.customer_pages import customer_error_page
-from gateway.errors import GatewayError, NotFound, RateLimited
+from gateway.perf.cache import counter_hit
+from gateway.core.clientip import client_ip
+from gateway.core.customer_pages import customer_error_page
+from gateway.core.errors import GatewayError, NotFound, RateLimited
 from payments.models import Payment
 from payments.selectors import payment_get_for_checkout, payment_get_hosted
 
@@ -44,9 +44,9 @@ BAD_SECRET_WINDOW_SECONDS = 900
 def checkout_page(view):
     """Every checkout and sandbox page: never cached, and in the customer's language
     (payments.checkout.language), its error pages included. (The CSP header comes with every
-    HTML page, gateway.middleware.PagePolicyMiddleware. A GatewayError a view raises becomes,
+    HTML page, gateway.platform.middleware.PagePolicyMiddleware. A GatewayError a view raises becomes,
     for a browser, an HTML page in the checkout's look, and for anything else the JSON
-    envelope: gateway.customer_pages, gateway.middleware.ApiErrorMiddleware.)"""
+    envelope: gateway.core.customer_pages, gateway.platform.middleware.ApiErrorMiddleware.)"""
 
     @wraps(view)
     def in_language(request, *args, **kwargs):

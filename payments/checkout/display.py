@@ -14,11 +14,11 @@ from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
-from gateway.brand import accent_palette
-from gateway.errors import GatewayError
-from gateway.models import Merchant, MerchantBrand
-from gateway.methods import methods_for_amount
-from gateway.money import rupees_str
+from gateway.platform.brand import accent_palette
+from gateway.core.errors import GatewayError
+from gateway.platform.models import Merchant, MerchantBrand
+from gateway.platform.methods import methods_for_amount
+from gateway.core.money import rupees_str
 from payments.acquirer.sandbox import BANKS, UPI_TEST_VPAS, WALLETS
 from payments.models import Payment, PaymentEvent
 from tokens.selectors import token_for_checkout
@@ -101,7 +101,7 @@ def upi_link_of(payment: Payment) -> str:
 
 @dataclass(frozen=True)
 class CheckoutBrand:
-    """The merchant as the checkout's header shows it (gateway.brand checked every value)."""
+    """The merchant as the checkout's header shows it (gateway.platform.brand checked every value)."""
 
     name: str
     logo_url: str = ""
@@ -175,7 +175,7 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
                    status: int = 200):
     """The methods page, `open_method` unfolded and `errors` shown by field; after a failed
     attempt, why it failed (data-attempt="failed", CONTRACT.md). Only the methods the merchant
-    offers for the payment's amount (gateway.methods)."""
+    offers for the payment's amount (gateway.platform.methods)."""
     pid = payment.payment_id
     failed = attempt_failed(payment)
     open_method = open_method or (failed or {}).get("method", "")

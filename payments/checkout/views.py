@@ -17,8 +17,8 @@ from django.views.decorators.debug import sensitive_post_parameters, sensitive_v
 from django.views import i18n as i18n_views
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from gateway.errors import GatewayError, NotFound
-from gateway.models import MerchantBrand
+from gateway.core.errors import GatewayError, NotFound
+from gateway.platform.models import MerchantBrand
 from payments.acquirer.sandbox import BANKS, TEST_OTP, WALLETS
 from payments.checkout import forms
 from payments.checkout.access import checkout_page, grant_by_link, grant_by_secret, granted_payment
@@ -282,7 +282,7 @@ def payment_link(request, token: str):
 
 @require_GET
 def brand_logo(request, merchant_code: str, digest: str):
-    """A merchant's logo as gateway.brand stored it (a PNG Pillow wrote). Its address carries the
+    """A merchant's logo as gateway.platform.brand stored it (a PNG Pillow wrote). Its address carries the
     image's digest, so it may be cached for good; a replaced logo has a new address. Public:
     a logo is meant to be seen, and nothing else of the merchant is here."""
     brand = (MerchantBrand.objects.filter(merchant__code=merchant_code, logo_sha256__startswith=digest)

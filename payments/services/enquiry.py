@@ -1,7 +1,7 @@
 """What both enquiry forms return about a payment (docs/hosted-checkout.md, "Enquiry").
 
 Units: `amount` and `amountPaise` are integer paise; `paidAmount` is a number of RUPEES, the one
-place the interface puts rupees in a JSON field (STYLE.md), converted by gateway.money.
+place the interface puts rupees in a JSON field (STYLE.md), converted by gateway.core.money.
 
 Beside the interface's Transaction, both forms carry what SabPaisa's own enquiry answers with
 and its clients read (issue 17; docs/upstream-compat.md): `success`, `txnId` (the same as
@@ -14,8 +14,8 @@ from __future__ import annotations
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
-from gateway.money import rupees_number
-from gateway.tracing import current_trace_id
+from gateway.core.money import rupees_number
+from gateway.core.tracing import current_trace_id
 from payments.models import Payment
 from refunds.selectors import refund_pending_amount, refunded_amount
 

@@ -41,9 +41,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from gateway import sql
-from gateway.errors import GatewayError, IdempotencyMismatch, ServiceUnavailable, ValidationError
-from gateway.models import Merchant
+from gateway.perf import sql
+from gateway.core.errors import GatewayError, IdempotencyMismatch, ServiceUnavailable, ValidationError
+from gateway.platform.models import Merchant
 from payments.models import IdempotencyRecord, Payment
 
 logger = logging.getLogger("payments.idempotency")

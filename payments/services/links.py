@@ -26,12 +26,12 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from gateway import crypto
-from gateway.errors import NotFound, ValidationError
-from gateway.ids import random_string
-from gateway.methods import GATEWAY_MAX_PAISE, GATEWAY_MIN_PAISE
-from gateway.models import Merchant
-from gateway.services import audit_record
+from gateway.core import crypto
+from gateway.core.errors import NotFound, ValidationError
+from gateway.core.ids import random_string
+from gateway.platform.methods import GATEWAY_MAX_PAISE, GATEWAY_MIN_PAISE
+from gateway.platform.models import Merchant
+from gateway.platform.services import audit_record
 from payments.models import Payment, PaymentLink
 from payments.services.hosted.session import hosted_expire_if_due, hosted_payment_create
 from payments.services.transitions import payment_cancel_unpaid

@@ -1,4 +1,4 @@
-"""How long the payments app keeps the rows that only served a moment (gateway.retention has
+"""How long the payments app keeps the rows that only served a moment (gateway.platform.retention has
 the table of every kind of row). Payments, their events and reversals are never deleted here."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from gateway.retention import delete_in_batches
+from gateway.platform.retention import delete_in_batches
 from payments.models import SandboxAcquirerCall
 
 # The sandbox acquirer's ledger answers status queries about calls cut off mid-way, which are

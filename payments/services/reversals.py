@@ -30,9 +30,9 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from gateway.broker import tasks_publish
-from gateway.errors import ValidationError
-from gateway.services import audit_record
+from gateway.core.broker import tasks_publish
+from gateway.core.errors import ValidationError
+from gateway.platform.services import audit_record
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import CALL_TIME_LIMIT, AcquirerAnswer, AcquirerError, Outcome
 from payments.locks import lock_payment, lock_reversal, lock_reversal_if_free

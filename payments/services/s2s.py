@@ -33,18 +33,18 @@ from typing import NamedTuple
 from django.db import IntegrityError
 from django.utils import timezone
 
-from gateway import sql
-from gateway.auth import ensure_same_merchant
-from gateway.errors import (
+from gateway.perf import sql
+from gateway.platform.auth import ensure_same_merchant
+from gateway.core.errors import (
     DuplicateTransaction,
     InvalidPaymentMode,
     PaymentFailed,
     ProcessingError,
     ServiceUnavailable,
 )
-from gateway.models import Merchant
-from gateway.signing import verify_checksum, verify_timestamp
-from gateway.tracing import current_trace_id
+from gateway.platform.models import Merchant
+from gateway.core.signing import verify_checksum, verify_timestamp
+from gateway.core.tracing import current_trace_id
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
@@ -151,7 +151,7 @@ def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
 
 def s2s_payment_record(registration: Registration, *, claim: sql.Claim | None = None) -> bool:
     """Step 9: save the registered payment in PROCESSING with its events, in one statement
-    (gateway/sql.py), which is atomic by itself. With an idempotency key, `claim` is the key's
+    (gateway/perf/sql.py), which is atomic by itself. With an idempotency key, `claim` is the key's
     record and the response to store in it: the same statement stores it, and writes nothing
     (returning False) if the key is no longer this request's. Returns True when written.
     Raises DuplicateTransaction when another request took the merchantTxnId meanwhile."""

@@ -12,8 +12,8 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from gateway import sql
-from gateway.methods import ensure_method_takes
+from gateway.perf import sql
+from gateway.platform.methods import ensure_method_takes
 from payments.acquirer.base import CALL_TIME_LIMIT
 from payments.locks import lock_payment, lock_payments_due_for_expiry
 from payments.models import Payment, PaymentEvent
@@ -53,7 +53,7 @@ def payment_mark_processing(*, payment_id: int, payment_mode: str, detail: dict 
     cleared). `expires_at` may extend the deadline (bank transfers stay open longer than a
     session). Raises InvalidTransition when the payment is no longer PENDING, ValidationError
     naming paymentMode when the merchant does not offer that method for the payment's amount
-    (gateway.methods: the page never shows it, so only a forged form gets here)."""
+    (gateway.platform.methods: the page never shows it, so only a forged form gets here)."""
     if expires_at is not None:
         fields["expires_at"] = expires_at
     payment = lock_payment(payment_id)

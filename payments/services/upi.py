@@ -29,9 +29,9 @@ from django.conf import settings
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from gateway.broker import tasks_publish
-from gateway.errors import PaymentFailed, ProcessingError, ServiceUnavailable, ValidationError
-from gateway.money import paise_to_rupees, rupees_str
+from gateway.core.broker import tasks_publish
+from gateway.core.errors import PaymentFailed, ProcessingError, ServiceUnavailable, ValidationError
+from gateway.core.money import paise_to_rupees, rupees_str
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
@@ -367,7 +367,7 @@ def _keep_open_for_approval(payment: Payment, vpa: str, delay: float) -> None:
 def _send_quietly(task_name: str, payment_id: int, *, countdown: float, **kwargs) -> None:
     from payments import tasks
 
-    # One bounded attempt, never raising (gateway.broker): the payments sweep finishes it otherwise.
+    # One bounded attempt, never raising (gateway.core.broker): the payments sweep finishes it otherwise.
     tasks_publish([(getattr(tasks, task_name), (payment_id,), countdown, kwargs)],
                   what=f"{task_name} of payment {payment_id}", fallback="the payments sweep will do it")
 

@@ -2,7 +2,7 @@
 
 Strict JSON types: a number where a string belongs, or a string, float or boolean where paise
 belong, is a VALIDATION_ERROR naming the field, never silently converted. `timestamp` and
-`checksum` are only checked for shape here: gateway.signing decides INVALID_TIMESTAMP,
+`checksum` are only checked for shape here: gateway.core.signing decides INVALID_TIMESTAMP,
 REQUEST_EXPIRED and INVALID_SIGNATURE once the fields are known to be well formed.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from gateway.fields import StrictCharField, StrictIntegerField
+from gateway.core.fields import StrictCharField, StrictIntegerField
 from refunds.models import REFUND_ID_MAX_LENGTH, Refund
 
 TXN_ID_MAX = 50
@@ -39,7 +39,7 @@ class PaiseField(StrictIntegerField):
 
 @extend_schema_field(OpenApiTypes.INT64)
 class RawField(serializers.Field):
-    """A timestamp, passed through as sent: gateway.signing.verify_timestamp judges it."""
+    """A timestamp, passed through as sent: gateway.core.signing.verify_timestamp judges it."""
 
     def to_internal_value(self, data):
         return data

@@ -6,11 +6,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from gateway.api import GatewayAPIView
-from gateway.auth import ensure_same_merchant
-from gateway.errors import NotFound, ValidationError
-from gateway.schema import error_responses
-from gateway.signing import verify_signed_if_sent_or_required
+from gateway.platform.api import GatewayAPIView
+from gateway.platform.auth import ensure_same_merchant
+from gateway.core.errors import NotFound, ValidationError
+from gateway.platform.schema import error_responses
+from gateway.core.signing import verify_signed_if_sent_or_required
 from payments.models import Payment
 from payments.services.idempotency import HEADER as IDEMPOTENCY_HEADER
 from payments.services.idempotency import idempotency_key_clean

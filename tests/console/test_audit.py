@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
-from gateway.models import AuditRecord, Merchant
+from gateway.platform.models import AuditRecord, Merchant
 from tests.console.conftest import story_payment
 from tokens.models import Token
 from webhooks.models import WebhookDelivery

@@ -1,5 +1,5 @@
 """Staff edit a merchant's brand and payment methods on its console page (issue 19): checked
-as gateway.brand and gateway.methods check them, and audited with before and after."""
+as gateway.platform.brand and gateway.platform.methods check them, and audited with before and after."""
 from __future__ import annotations
 
 import io
@@ -7,7 +7,7 @@ import io
 import pytest
 from PIL import Image
 
-from gateway.models import ApiKey, AuditRecord, Merchant, MerchantBrand
+from gateway.platform.models import ApiKey, AuditRecord, Merchant, MerchantBrand
 from tests.support.factories import make_merchant
 
 pytestmark = pytest.mark.django_db

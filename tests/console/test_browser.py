@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from gateway.models import AuditRecord
+from gateway.platform.models import AuditRecord
 from payments.models import Payment
 from refunds.models import Refund
 from tests.console.conftest import screenshot, staff_in, story_payment

@@ -7,7 +7,7 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.test import Client, RequestFactory
 
-from gateway.views import permission_denied
+from gateway.platform.views import permission_denied
 
 pytestmark = pytest.mark.django_db
 

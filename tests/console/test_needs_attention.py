@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from gateway.models import AuditRecord
+from gateway.platform.models import AuditRecord
 from payments.acquirer.sandbox import REVERSAL_REFUSED_AMOUNT
 from payments.models import Payment, PaymentEvent, Reversal
 from payments.services.reversals import payment_late_approval_handle, reversal_submit

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from gateway.models import AuditRecord
+from gateway.platform.models import AuditRecord
 from payments.models import Payment, PaymentEvent, PaymentLink
 from payments.services.links import LinkRequest, payment_link_create
 from payments.services.upi import upi_pay
@@ -53,7 +53,7 @@ def test_finance_creates_a_link_and_sees_the_address_to_send(as_role, shop, sett
 
 
 def link_token_of(link: PaymentLink) -> str:
-    from gateway import crypto
+    from gateway.core import crypto
 
     return crypto.decrypt(link.token_encrypted)
 

@@ -8,7 +8,7 @@ import pytest
 from django.test.utils import CaptureQueriesContext
 from django.db import connection
 
-from gateway.models import AuditRecord
+from gateway.platform.models import AuditRecord
 from payments.models import Payment
 from refunds.models import Refund
 from tests.console.conftest import staff_in, story_payment

@@ -1,4 +1,4 @@
-"""Roles are Django groups the migration creates (gateway/roles.py); every console page and
+"""Roles are Django groups the migration creates (gateway/platform/roles.py); every console page and
 action checks its permission, so each role can do exactly what docs/console.md says."""
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from django.contrib.auth.models import Group, Permission
 from django.core.management.sql import emit_post_migrate_signal
 from django.utils import timezone
 
-from gateway import roles
-from gateway.models import AuditRecord, Merchant
+from gateway.platform import roles
+from gateway.platform.models import AuditRecord, Merchant
 from refunds.models import Refund
 from tests.console.conftest import ROLES, story_payment
 from tokens.models import Token

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from gateway.models import AuditRecord
+from gateway.platform.models import AuditRecord
 from payments.models import Payment
 from refunds.models import Refund
 from tests.refunds.factories import make_payment

@@ -9,7 +9,7 @@ from django.test import Client, override_settings
 from django_otp.oath import TOTP
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from gateway.models import AuditRecord
+from gateway.platform.models import AuditRecord
 from tests.console.conftest import staff_in
 
 pytestmark = pytest.mark.django_db

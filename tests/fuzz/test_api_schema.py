@@ -42,7 +42,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from gateway.signing import compute_checksum
+from gateway.core.signing import compute_checksum
 from gateway.wsgi import application
 from payments.cards import CardInput
 from payments.services.hosted import hosted_card_pay, hosted_card_verify_otp, hosted_payment_create

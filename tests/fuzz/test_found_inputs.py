@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from gateway.signing import compute_checksum
+from gateway.core.signing import compute_checksum
 from payments.models import Payment
 from tests.support.factories import make_merchant
 

@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from gateway.logging import JsonFormatter
+from gateway.core.logging import JsonFormatter
 from tests.support.factories import make_merchant
 
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from gateway.models import ApiKey, AuditRecord, Merchant
+from gateway.platform.models import ApiKey, AuditRecord, Merchant
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.gateway.urls")]
 

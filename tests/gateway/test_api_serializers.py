@@ -1,4 +1,4 @@
-"""gateway.api.RequestSerializer answers exactly as DRF's own Serializer loop would: the same
+"""gateway.platform.api.RequestSerializer answers exactly as DRF's own Serializer loop would: the same
 validated values, or the same errors (messages, codes and the order fields are named in), for
 any JSON object, so skipping absent optional fields changes nothing but the time it takes."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rest_framework import serializers
 
-from gateway.api import RequestSerializer
+from gateway.platform.api import RequestSerializer
 from payments.api.hosted_serializers import HostedPaymentCreateSerializer
 from payments.api.s2s_serializers import S2SPaymentRequestSerializer
 

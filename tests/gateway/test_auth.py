@@ -5,10 +5,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from gateway import crypto
-from gateway.auth import merchant_for_api_key
-from gateway.models import ApiKey
-from gateway.services import merchant_rotate_api_key
+from gateway.core import crypto
+from gateway.platform.auth import merchant_for_api_key
+from gateway.platform.models import ApiKey
+from gateway.platform.services import merchant_rotate_api_key
 from tests.support.factories import make_merchant
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.gateway.urls")]

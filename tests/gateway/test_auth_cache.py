@@ -1,4 +1,4 @@
-"""gateway.auth reuses a key and its merchant read a moment ago, and forgets them as soon as
+"""gateway.platform.auth reuses a key and its merchant read a moment ago, and forgets them as soon as
 either changes in this process; with API_KEY_CACHE_SECONDS=0 it reads them every time."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from gateway import auth
-from gateway.errors import Unauthorized
-from gateway.services import merchant_rotate_api_key
+from gateway.platform import auth
+from gateway.core.errors import Unauthorized
+from gateway.platform.services import merchant_rotate_api_key
 from tests.support.factories import make_merchant
 
 pytestmark = pytest.mark.django_db

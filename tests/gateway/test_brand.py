@@ -1,4 +1,4 @@
-"""gateway.brand: the accent colour's contrast and the logo upload's checks."""
+"""gateway.platform.brand: the accent colour's contrast and the logo upload's checks."""
 from __future__ import annotations
 
 import io
@@ -6,8 +6,8 @@ import io
 import pytest
 from PIL import Image
 
-from gateway import brand
-from gateway.errors import ValidationError
+from gateway.platform import brand
+from gateway.core.errors import ValidationError
 
 
 def image_bytes(fmt: str, size=(300, 120), colour=(200, 30, 30)) -> bytes:

@@ -1,4 +1,4 @@
-"""gateway.cache: the Redis cache's `count`, on the real Redis the tests run against, and
+"""gateway.perf.cache: the Redis cache's `count`, on the real Redis the tests run against, and
 `counter_hit` on it and on the quick start's local-memory cache."""
 import os
 import uuid
@@ -7,7 +7,7 @@ import pytest
 from django.core.cache import cache
 from django.core.cache.backends.locmem import LocMemCache
 
-from gateway.cache import counter_hit
+from gateway.perf.cache import counter_hit
 
 
 @pytest.fixture

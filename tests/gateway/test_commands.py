@@ -11,7 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from gateway.models import ApiKey, AuditRecord, Merchant
+from gateway.platform.models import ApiKey, AuditRecord, Merchant
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,8 @@ from cryptography.fernet import Fernet
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from gateway import crypto
-from gateway.models import AuditRecord, Merchant
+from gateway.core import crypto
+from gateway.platform.models import AuditRecord, Merchant
 from tests.support.factories import make_merchant
 
 pytestmark = pytest.mark.django_db
@@ -98,7 +98,7 @@ def test_reencrypt_secrets_reports_merchants_it_cannot_decrypt_and_still_moves_t
 
 def test_api_keys_keep_working_when_the_django_secret_key_is_rotated(acme):
     """Rotating DJANGO_SECRET_KEY (sessions, CSRF) must not lock merchants out."""
-    from gateway.auth import merchant_for_api_key
+    from gateway.platform.auth import merchant_for_api_key
 
     assert crypto.hash_api_key("gwk_abc") != crypto.hash_api_key("gwk_abd")
     with override_settings(SECRET_KEY="another-secret-key-for-this-test-only-0123456789"):

@@ -1,4 +1,4 @@
-"""gateway.db: the health check between requests reads the socket instead of asking the server,
+"""gateway.perf.db: the health check between requests reads the socket instead of asking the server,
 and still notices a connection the server has ended."""
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def _wait_readable(fd: int, timeout: float = 10.0) -> None:
 
 
 def test_the_backend_is_ours():
-    assert connection.settings_dict["ENGINE"] == "gateway.db" and connection.vendor == "postgresql"
+    assert connection.settings_dict["ENGINE"] == "gateway.perf.db" and connection.vendor == "postgresql"
 
 
 def test_a_healthy_idle_connection_passes_without_a_statement(monkeypatch):

@@ -132,7 +132,7 @@ def test_unexpected_exception_is_a_500_envelope_without_the_traceback(api, acme,
 
 
 def test_unexpected_exception_in_a_plain_view_is_a_500_envelope(client, monkeypatch, json_log):
-    from gateway import views
+    from gateway.platform import views
 
     def explode():
         raise RuntimeError("the database driver fell over")

@@ -1,10 +1,10 @@
-"""gateway.fields: the strict fields every API's request serializers are built from."""
+"""gateway.core.fields: the strict fields every API's request serializers are built from."""
 import pytest
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework import serializers
 
-from gateway.fields import StrictCharField, StrictIntegerField, StrictIntegerSchema, is_unicode
+from gateway.core.fields import StrictCharField, StrictIntegerField, StrictIntegerSchema, is_unicode
 from payments.api.hosted_serializers import PaiseField as HostedPaiseField
 from payments.api.s2s_serializers import StrictInteger, StrictString
 from refunds.api.serializers import PaiseField as RefundPaiseField

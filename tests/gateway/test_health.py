@@ -42,7 +42,7 @@ def test_healthz_is_503_when_the_broker_is_unreachable(client, monkeypatch, json
 
 
 def test_healthz_is_503_when_the_database_is_unreachable(client, monkeypatch):
-    from gateway import views
+    from gateway.platform import views
 
     class DeadConnection:
         def cursor(self):

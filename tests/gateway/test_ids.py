@@ -1,7 +1,7 @@
-"""gateway.ids.random_string: the right length and alphabet, and every character possible."""
+"""gateway.core.ids.random_string: the right length and alphabet, and every character possible."""
 from collections import Counter
 
-from gateway.ids import random_string
+from gateway.core.ids import random_string
 from payments.models import new_payment_id, new_txn_id
 
 

@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from gateway.logging import JsonFormatter, mask_pan
+from gateway.core.logging import JsonFormatter, mask_pan
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.gateway.urls")]
 
@@ -64,7 +64,9 @@ def test_log_lines_outside_a_request_have_no_stale_trace_id(api, acme, json_log)
 def test_a_queued_task_carries_the_trace_id_and_merchant_into_the_worker():
     from types import SimpleNamespace
 
-    from gateway import celery, tracing
+    from gateway import celery
+
+    from gateway.core import tracing
 
     token, merchant_token = tracing.set_trace_id("abc123"), tracing.set_merchant("ACME")
     try:
@@ -87,7 +89,9 @@ def test_a_queued_task_carries_the_trace_id_and_merchant_into_the_worker():
 def test_a_task_queued_outside_a_request_gets_a_trace_id_of_its_own():
     from types import SimpleNamespace
 
-    from gateway import celery, tracing
+    from gateway import celery
+
+    from gateway.core import tracing
 
     task = SimpleNamespace(request=SimpleNamespace(is_eager=False, traceId="", merchant=""))
     celery._adopt_trace_id(task=task)

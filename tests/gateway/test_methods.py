@@ -1,10 +1,10 @@
-"""gateway.methods: the seven checkout methods, their banking-rule limits and a merchant's own."""
+"""gateway.platform.methods: the seven checkout methods, their banking-rule limits and a merchant's own."""
 from __future__ import annotations
 
 import pytest
 
-from gateway import methods
-from gateway.errors import ValidationError
+from gateway.platform import methods
+from gateway.core.errors import ValidationError
 from payments.models import Payment
 
 LAKH = 100_000 * 100  # Rs 1,00,000 in paise

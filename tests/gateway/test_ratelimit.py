@@ -89,8 +89,8 @@ def test_rate_limiting_fails_open_when_the_cache_is_down(api, acme, monkeypatch,
     """A Redis outage must not stop payments: the request is served without limit headers
     and the outage is logged. The cache here is a real Redis client pointed at a port where
     nothing listens."""
-    from gateway import ratelimit
-    from gateway.cache import RedisCache
+    from gateway.platform import ratelimit
+    from gateway.perf.cache import RedisCache
 
     unreachable = RedisCache("redis://127.0.0.1:9/0", {})
     monkeypatch.setattr(ratelimit, "cache", unreachable)
@@ -104,7 +104,7 @@ def test_rate_limiting_fails_open_when_the_cache_is_down(api, acme, monkeypatch,
 def test_the_unauthenticated_limit_counts_the_real_address_not_a_forged_x_forwarded_for(settings, rf):
     """Issue 18 item 5: DRF's own address believed X-Forwarded-For, so a client sending a new
     value with every request was never limited on the schema, docs and sandbox pay endpoints."""
-    from gateway.ratelimit import MerchantRateThrottle
+    from gateway.platform.ratelimit import MerchantRateThrottle
 
     settings.TRUSTED_PROXY_COUNT = 0
     forged = rf.get("/api/schema/", REMOTE_ADDR="192.0.2.7", HTTP_X_FORWARDED_FOR="198.51.100.1")

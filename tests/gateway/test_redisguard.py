@@ -1,5 +1,5 @@
-"""Every Redis client is bounded and fails open (gateway.redisguard, gateway.cache,
-gateway.broker): against a redis-server of the test's own, hung with SIGSTOP or killed."""
+"""Every Redis client is bounded and fails open (gateway.core.redisguard, gateway.perf.cache,
+gateway.core.broker): against a redis-server of the test's own, hung with SIGSTOP or killed."""
 from __future__ import annotations
 
 import shutil
@@ -9,7 +9,7 @@ from django.core.cache import caches
 from django.test import override_settings
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from gateway import broker, redisguard
+from gateway.core import broker, redisguard
 from gateway.celery import app
 from gateway.settings import REDIS_TIMEOUT_SECONDS
 from tests.gateway.test_settings import manage_check
@@ -29,14 +29,14 @@ def spare_redis():
 def spare_cache(spare_redis):
     """The project's cache backend, as settings configure it, on the spare Redis."""
     with override_settings(CACHES={"default": {
-            "BACKEND": "gateway.cache.RedisCache", "LOCATION": spare_redis.url,
+            "BACKEND": "gateway.perf.cache.RedisCache", "LOCATION": spare_redis.url,
             "OPTIONS": {"socket_timeout": REDIS_TIMEOUT_SECONDS, "socket_connect_timeout": REDIS_TIMEOUT_SECONDS}}}):
         yield caches["default"]
 
 
 @pytest.fixture
 def spare_broker(spare_redis, monkeypatch):
-    """Publishing (gateway.broker) to the spare Redis, on a connection of its own."""
+    """Publishing (gateway.core.broker) to the spare Redis, on a connection of its own."""
     monkeypatch.setattr(app.conf, "broker_url", spare_redis.url)
     broker._drop_connection()
     yield spare_redis

@@ -1,4 +1,4 @@
-"""Data retention (gateway.retention): what only served a moment is deleted on schedule, in
+"""Data retention (gateway.platform.retention): what only served a moment is deleted on schedule, in
 short batches; records of money and of who did what are kept for years."""
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from django.contrib.sessions.models import Session
 from django.utils import timezone
 
 from gateway.celery import app
-from gateway.models import AuditRecord
-from gateway.retention import AUDIT_RETENTION, delete_in_batches
-from gateway.tasks import gateway_retention_task
+from gateway.platform.models import AuditRecord
+from gateway.platform.retention import AUDIT_RETENTION, delete_in_batches
+from gateway.platform.tasks import gateway_retention_task
 from payments.models import Payment, PaymentEvent, SandboxAcquirerCall
 from payments.services import hosted
 from payments.services.retention import SANDBOX_CALLS_RETENTION

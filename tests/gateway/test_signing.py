@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
-from gateway.errors import InvalidSignature, InvalidTimestamp, RequestExpired
-from gateway.signing import compute_checksum, verify_checksum, verify_signed_request, verify_timestamp
+from gateway.core.errors import InvalidSignature, InvalidTimestamp, RequestExpired
+from gateway.core.signing import compute_checksum, verify_checksum, verify_signed_request, verify_timestamp
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -1,4 +1,4 @@
-"""gateway.sql: the hand-written statements write and read exactly what the ORM would."""
+"""gateway.perf.sql: the hand-written statements write and read exactly what the ORM would."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -7,7 +7,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from gateway import sql
+from gateway.perf import sql
 from payments.models import IdempotencyRecord, Payment, PaymentEvent
 from tests.support.factories import make_merchant
 

@@ -1,11 +1,11 @@
-"""gateway.urlcheck: outside development a webhook address must resolve only to public
+"""gateway.core.urlcheck: outside development a webhook address must resolve only to public
 (globally routable) addresses, so the gateway cannot be aimed at its own network."""
 import socket
 
 import pytest
 
-from gateway.errors import ValidationError
-from gateway.urlcheck import validate_webhook_url, webhook_host_addresses
+from gateway.core.errors import ValidationError
+from gateway.core.urlcheck import validate_webhook_url, webhook_host_addresses
 
 REFUSED = [
     "100.64.0.1",           # carrier-grade NAT (RFC 6598)

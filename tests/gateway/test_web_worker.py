@@ -1,4 +1,4 @@
-"""gateway.web_worker: a connection on the shared listening socket wakes one waiting worker."""
+"""gateway.perf.web_worker: a connection on the shared listening socket wakes one waiting worker."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.web_worker import EXCLUSIVE, ExclusiveWait
+from gateway.perf.web_worker import EXCLUSIVE, ExclusiveWait
 
 ROOT = Path(__file__).resolve().parents[2]
 # EPOLLEXCLUSIVE is Linux 4.5+. The gunicorn.conf.py test runs everywhere.
@@ -87,7 +87,7 @@ def test_gunicorn_started_in_the_project_folder_uses_it():
         deadline, seen = time.monotonic() + 30, ""
         while "Using worker" not in seen and time.monotonic() < deadline:
             seen += web.stdout.readline()
-        assert "Using worker: gateway.web_worker.SyncWorker" in seen, seen
+        assert "Using worker: gateway.perf.web_worker.SyncWorker" in seen, seen
     finally:
         web.terminate()
         web.wait(20)

@@ -5,9 +5,9 @@ from django.urls import path
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from gateway.api import GatewayAPIView
-from gateway.auth import ensure_same_merchant
-from gateway.signing import verify_signed_request
+from gateway.platform.api import GatewayAPIView
+from gateway.platform.auth import ensure_same_merchant
+from gateway.core.signing import verify_signed_request
 from gateway.urls import handler400, handler403, handler404, handler500  # noqa: F401
 from gateway.urls import urlpatterns as gateway_urlpatterns
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from gateway.signing import compute_checksum
+from gateway.core.signing import compute_checksum
 from payments.acquirer.sandbox import new_rrn
 from payments.models import Payment
 from payments.services.transitions import (

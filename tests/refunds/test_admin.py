@@ -5,7 +5,7 @@ import re
 import pytest
 from django.contrib.auth.models import Permission, User
 
-from gateway.models import AuditRecord
+from gateway.platform.models import AuditRecord
 from payments.models import Payment
 from refunds.models import Refund
 from refunds.tasks import refund_process

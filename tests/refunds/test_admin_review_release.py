@@ -4,7 +4,7 @@ cannot run it."""
 import pytest
 from django.contrib.auth.models import Permission, User
 
-from gateway.models import AuditRecord
+from gateway.platform.models import AuditRecord
 from refunds.models import Refund
 from tests.refunds.factories import make_success_payment
 

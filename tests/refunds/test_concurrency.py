@@ -87,7 +87,7 @@ def test_refund_id_inserted_by_another_transaction_is_answered_as_a_repeat(trans
     (merchant, refundId) index), then answers DUPLICATE_REFUND, never an IntegrityError."""
     from django.db import connection, transaction
 
-    from gateway.errors import DuplicateRefund
+    from gateway.core.errors import DuplicateRefund
     from refunds.services import refund_create
 
     first, second = make_success_payment(merchant), make_success_payment(merchant)

@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from gateway.signing import compute_checksum
+from gateway.core.signing import compute_checksum
 from payments.models import Payment
 from refunds.models import Refund, RefundEvent
 from refunds.services import REFUND_MIN_AMOUNT

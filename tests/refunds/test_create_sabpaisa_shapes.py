@@ -86,7 +86,7 @@ def test_a_reason_of_501_characters_is_a_validation_error(post_refund, merchant)
 
 
 def test_a_signed_request_without_merchant_id_is_signed_with_the_header_merchant(post_refund, merchant):
-    from gateway.signing import compute_checksum
+    from gateway.core.signing import compute_checksum
     import time
 
     payment = make_success_payment(merchant)

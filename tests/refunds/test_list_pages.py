@@ -150,7 +150,7 @@ def test_a_page_is_read_from_an_index_in_order_not_by_sorting_the_merchants_refu
 def test_a_merchant_requiring_signed_requests_signs_the_merchant_wide_list_over_an_empty_transaction(api, merchant):
     import time
 
-    from gateway.signing import compute_checksum
+    from gateway.core.signing import compute_checksum
 
     merchant.merchant.signed_requests_required = True
     merchant.merchant.save(update_fields=["signed_requests_required"])

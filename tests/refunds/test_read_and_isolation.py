@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from gateway.signing import compute_checksum
+from gateway.core.signing import compute_checksum
 from refunds.models import Refund
 from refunds.tasks import refund_process
 from tests.refunds.factories import make_success_payment, refund_body

@@ -10,9 +10,9 @@ import pytest
 from django.test import Client
 from sabpaisa_python import SabPaisa
 
-from gateway import services
-from gateway.models import ApiKey
-from gateway.signing import compute_checksum
+from gateway.platform import services
+from gateway.platform.models import ApiKey
+from gateway.core.signing import compute_checksum
 from refunds.models import Refund
 from tests.console.conftest import staff_in
 from tests.refunds.factories import make_success_payment, refund_body

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from gateway.errors import ValidationError
+from gateway.core.errors import ValidationError
 from payments.acquirer.base import AcquirerError
 from payments.acquirer.sandbox import SandboxAcquirer
 from refunds import services

@@ -49,7 +49,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from gateway.errors import (
+from gateway.core.errors import (
     GatewayError,
     DuplicateRefund,
     PaymentFailed,
@@ -59,7 +59,7 @@ from gateway.errors import (
     ServiceUnavailable,
     ValidationError,
 )
-from gateway.methods import methods_for_amount
+from gateway.platform.methods import methods_for_amount
 from payments.cards import CardInput
 from payments.models import Payment, PaymentEvent
 from payments.services import hosted
@@ -357,7 +357,7 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
         expected = self._expired_on_touch(model, InvalidTransition)
         if expected is None:
             # The deadline moves TRANSFER_VALIDITY ahead: no longer overdue. A method the amount
-            # does not fit (RTGS below Rs 2 lakh: gateway.methods) is refused and changes nothing.
+            # does not fit (RTGS below Rs 2 lakh: gateway.platform.methods) is refused and changes nothing.
             if model.status != S.PENDING:
                 expected = Expected(InvalidTransition, model.status)
             elif mode not in methods_for_amount({}, model.amount):

@@ -5,9 +5,9 @@ import itertools
 import time
 from dataclasses import dataclass
 
-from gateway.models import Merchant
-from gateway.services import merchant_create
-from gateway.signing import compute_checksum
+from gateway.platform.models import Merchant
+from gateway.platform.services import merchant_create
+from gateway.core.signing import compute_checksum
 
 _counter = itertools.count(1)
 

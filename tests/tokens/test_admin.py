@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Permission, User
 
-from gateway.models import AuditRecord
+from gateway.platform.models import AuditRecord
 from tests.tokens.helpers import get_token
 from tokens.models import SandboxNetworkToken, Token
 

@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 from django.test import Client
 
-from gateway.models import AuditRecord
+from gateway.platform.models import AuditRecord
 from tests.tokens.helpers import (
     assert_error,
     delete_token,

@@ -9,7 +9,7 @@ from django.test import override_settings
 from django.urls import reverse
 from django.utils.html import escape
 
-from gateway.models import AuditRecord
+from gateway.platform.models import AuditRecord
 from tests.support.factories import make_merchant
 from tests.support.receiver import Reply
 from webhooks.models import WebhookDelivery, WebhookEvent

@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.test import override_settings
 from django.utils import timezone
 
-from gateway.models import AuditRecord
+from gateway.platform.models import AuditRecord
 from tests.support.factories import make_merchant
 from tests.support.receiver import Receiver, Reply
 from webhooks import services

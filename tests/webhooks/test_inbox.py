@@ -9,8 +9,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
-from gateway.models import AuditRecord, Merchant
-from gateway.signing import webhook_signature
+from gateway.platform.models import AuditRecord, Merchant
+from gateway.core.signing import webhook_signature
 from tests.support.factories import make_merchant
 from webhooks.inbox import inbox_for_merchant, inbox_path, merchant_point_to_inbox, signature_check
 from webhooks.models import WebhookDelivery, WebhookInboxMessage

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from django.db import transaction
 
-from gateway.signing import webhook_signature
+from gateway.core.signing import webhook_signature
 from tests.support.factories import make_merchant
 from webhooks import services
 from webhooks.models import WebhookDelivery

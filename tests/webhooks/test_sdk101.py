@@ -121,8 +121,8 @@ def test_the_sdk_receiver_refuses_a_delivery_signed_with_another_secret(transact
 
 
 def test_the_sdk_receiver_still_holding_the_old_secret_accepts_during_a_rotation_grace(transactional_db, admin_user):
-    from gateway.models import Merchant
-    from gateway.services import merchant_rotate_webhook_secret
+    from gateway.platform.models import Merchant
+    from gateway.platform.services import merchant_rotate_webhook_secret
     from tests.support.factories import make_merchant
 
     tm = make_merchant()

@@ -11,11 +11,11 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from gateway import crypto
-from gateway.errors import ValidationError
-from gateway.models import AuditRecord, Merchant
-from gateway.services import merchant_rotate_webhook_secret, secrets_reencrypt
-from gateway.signing import webhook_signature
+from gateway.core import crypto
+from gateway.core.errors import ValidationError
+from gateway.platform.models import AuditRecord, Merchant
+from gateway.platform.services import merchant_rotate_webhook_secret, secrets_reencrypt
+from gateway.core.signing import webhook_signature
 from tests.support.factories import make_merchant
 from webhooks.models import WebhookDelivery
 from webhooks.services import delivery_attempt_run, event_record

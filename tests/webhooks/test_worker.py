@@ -56,7 +56,7 @@ def test_nothing_is_lost_when_the_broker_is_down_while_an_event_is_recorded(merc
         # while the broker is down: it commits, and its attempt to queue the delivery fails.
         script = (
             "from django.db import transaction\n"
-            "from gateway.models import Merchant\n"
+            "from gateway.platform.models import Merchant\n"
             "from webhooks.services import event_record\n"
             "with transaction.atomic():\n"
             f"    e = event_record(merchant=Merchant.objects.get(code={tm.code!r}), event_type='payment.success',"

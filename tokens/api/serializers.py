@@ -9,7 +9,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from gateway.fields import StrictCharField
+from gateway.core.fields import StrictCharField
 from tokens.services import CONSENT_TEXT_MAX
 
 

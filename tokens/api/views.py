@@ -10,8 +10,8 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from gateway.api import GatewayAPIView
-from gateway.schema import error_responses
+from gateway.platform.api import GatewayAPIView
+from gateway.platform.schema import error_responses
 from tokens import selectors, services
 from tokens.api.serializers import TokenCreatedSchema, TokenCreateSerializer, TokenDeletedSchema, TokenSchema
 from tokens.payloads import token_body, token_created_body, token_deleted_body

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from gateway.errors import NotFound, ValidationError
-from gateway.ids import random_string
+from gateway.core.errors import NotFound, ValidationError
+from gateway.core.ids import random_string
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerError
 from payments.models import Payment

@@ -18,10 +18,10 @@ from typing import Any
 from cryptography.fernet import InvalidToken
 from django.utils import timezone
 
-from gateway import crypto
-from gateway.errors import DuplicateTransaction, ProcessingError
-from gateway.models import Merchant
-from gateway.tracing import current_trace_id
+from gateway.core import crypto
+from gateway.core.errors import DuplicateTransaction, ProcessingError
+from gateway.platform.models import Merchant
+from gateway.core.tracing import current_trace_id
 from payments.models import IdempotencyRecord
 from payments.selectors import payment_txn_id_question
 from payments.services.hosted.session import HostedSession, hosted_payment_create

@@ -14,11 +14,11 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from gateway import sql
-from gateway.errors import DuplicateTransaction
-from gateway.methods import ensure_some_method_takes
-from gateway.models import Merchant
-from gateway.signing import return_signature
+from gateway.perf import sql
+from gateway.core.errors import DuplicateTransaction
+from gateway.platform.methods import ensure_some_method_takes
+from gateway.platform.models import Merchant
+from gateway.core.signing import return_signature
 from payments.locks import lock_payment
 from payments.models import Payment, PaymentEvent
 from payments.services.transitions import payment_expire, payment_mark_failed, payment_note
@@ -61,7 +61,7 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
     (as the merchant sent it) is the page's language (payments.checkout.language). `expires_at`
     replaces the session's lifetime (a payment link lasts up to 30 days).
     Raises ValidationError naming amount when no method the merchant offers takes `amount`
-    (gateway.methods), DuplicateTransaction when the merchant already used `merchant_txn_id`
+    (gateway.platform.methods), DuplicateTransaction when the merchant already used `merchant_txn_id`
     (in either flow), which the database constraint payment_unique_merchant_txn guarantees."""
     ensure_some_method_takes(merchant.payment_methods, amount)
     client_secret = secrets.token_urlsafe(32)  # [A-Za-z0-9_-]: safe to append to a URL unencoded
@@ -80,7 +80,7 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
     try:
         if token is None and not transaction.get_connection().in_atomic_block:
             # The API's hottest write: the payment and its event in one statement, atomic by
-            # itself, so no BEGIN and COMMIT either (gateway/sql.py).
+            # itself, so no BEGIN and COMMIT either (gateway/perf/sql.py).
             sql.insert_with_children(payment, [event], link="payment")
         else:
             # With a token, its link commits with the payment. Inside a caller's transaction

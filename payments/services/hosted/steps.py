@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from gateway.errors import ServiceUnavailable, ValidationError
+from gateway.core.errors import ServiceUnavailable, ValidationError
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, Outcome
 from payments.locks import lock_payment
 from payments.models import Payment, PaymentEvent

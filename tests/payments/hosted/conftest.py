@@ -49,7 +49,7 @@ def session_body(tm: TestMerchant, **overrides) -> dict:
 
 
 def independent_return_signature(secret_key: str, query: str) -> str:
-    """The return-redirect signature written from CONTRACT.md alone (not gateway.signing): the
+    """The return-redirect signature written from CONTRACT.md alone (not gateway.core.signing): the
     parameters as a merchant's framework decodes them, every one but `signature`, as key=value
     sorted by key and joined with '|', HMAC-SHA256 with the secret key, lowercase hex."""
     params = dict(parse_qsl(query, keep_blank_values=True))

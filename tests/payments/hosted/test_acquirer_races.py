@@ -10,7 +10,7 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
-from gateway.errors import GatewayError, ValidationError
+from gateway.core.errors import GatewayError, ValidationError
 from payments.acquirer.base import AcquirerError, AcquirerUnavailable
 from payments.cards import CardInput
 from payments.models import Payment, PaymentEvent

@@ -8,8 +8,8 @@ import re
 import pytest
 from PIL import Image
 
-from gateway import brand as brand_rules
-from gateway.services import BrandChange, merchant_snapshot, merchant_update
+from gateway.platform import brand as brand_rules
+from gateway.platform.services import BrandChange, merchant_snapshot, merchant_update
 
 pytestmark = pytest.mark.django_db
 

@@ -37,7 +37,7 @@ def test_the_sessions_language_chooses_the_page_language(client, create_session,
         assert "Choose a payment method" in html
     for method in ("UPI", "CARD", "NB", "WALLET", "NEFT", "CHALLAN"):
         assert html.count(f'data-method="{method}"') == 1  # the hooks do not change with the language
-    assert 'data-method="RTGS"' not in html  # RTGS starts at Rs 2,00,000 (gateway.methods)
+    assert 'data-method="RTGS"' not in html  # RTGS starts at Rs 2,00,000 (gateway.platform.methods)
 
 
 @pytest.mark.parametrize("language", ["hi", "en"])

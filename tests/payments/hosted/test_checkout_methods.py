@@ -193,7 +193,7 @@ def test_bank_or_wallet_page_approves_or_declines(checkout, start, merchant_site
 
 @pytest.mark.parametrize("method", ["NEFT", "RTGS", "CHALLAN"])
 def test_transfer_challan_stays_open_until_the_funds_arrive(checkout, start, merchant_site, shop, method):
-    # RTGS is offered from Rs 2,00,000 (gateway.methods).
+    # RTGS is offered from Rs 2,00,000 (gateway.platform.methods).
     session = start(**({"amount": 20_000_000} if method == "RTGS" else {}))
     checkout.click(f"[data-method={method}]")
     submit(checkout, method)

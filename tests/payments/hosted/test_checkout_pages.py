@@ -104,7 +104,7 @@ def test_the_link_limiter_fails_open_when_redis_is_down(client, session, setting
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    settings.CACHES = {"default": {"BACKEND": "gateway.cache.RedisCache",
+    settings.CACHES = {"default": {"BACKEND": "gateway.perf.cache.RedisCache",
                                    "LOCATION": f"redis://127.0.0.1:{port}/0"}}
     wrong = client.get(f"/checkout/{session['paymentId']}?clientSecret=guess")
     assert wrong.status_code == 404 and wrong.json()["errorCode"] == "NOT_FOUND"
@@ -122,7 +122,7 @@ def test_the_link_limiter_fails_open_when_redis_hangs(client, session, settings,
         hung.bind(("127.0.0.1", 0))
         hung.listen(16)
         port = hung.getsockname()[1]
-        settings.CACHES = {"default": {"BACKEND": "gateway.cache.RedisCache",
+        settings.CACHES = {"default": {"BACKEND": "gateway.perf.cache.RedisCache",
                                        "LOCATION": f"redis://127.0.0.1:{port}/0",
                                        "OPTIONS": {"socket_timeout": 0.2, "socket_connect_timeout": 0.2}}}
         wrong = client.get(f"/checkout/{session['paymentId']}?clientSecret=guess")
@@ -192,7 +192,7 @@ def test_without_trusted_proxies_x_forwarded_for_is_ignored(session, settings):
     (1, "10.0.0.5", "2001:db8::1", "2001:db8::1"),
 ])
 def test_client_ip_counts_trusted_proxies_from_the_right(settings, rf, proxies, remote, forwarded, expected):
-    from gateway.clientip import client_ip
+    from gateway.core.clientip import client_ip
 
     settings.TRUSTED_PROXY_COUNT = proxies
     request = rf.get("/", REMOTE_ADDR=remote, **({"HTTP_X_FORWARDED_FOR": forwarded} if forwarded else {}))

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from gateway import crypto
+from gateway.core import crypto
 from gateway.console.settlement import settlement_rows
 from payments.models import Payment, PaymentLink
 from payments.services import hosted
@@ -68,7 +68,7 @@ def test_a_link_may_last_up_to_30_days(shop):
     now = timezone.now()
     link = a_link(shop, expires_at=now + timedelta(days=30))
     assert link.payment.expires_at == now + timedelta(days=30)
-    from gateway.errors import ValidationError
+    from gateway.core.errors import ValidationError
 
     with pytest.raises(ValidationError) as caught:
         a_link(shop, expires_at=now + timedelta(days=30, minutes=5))

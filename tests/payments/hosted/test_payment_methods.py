@@ -1,12 +1,12 @@
-"""A merchant's payment methods and their amount limits (gateway.methods) on the hosted flow:
+"""A merchant's payment methods and their amount limits (gateway.platform.methods) on the hosted flow:
 creation refuses an amount no offered method takes, the page shows only the methods the
 amount fits, and a method the page did not offer cannot be started by a forged form."""
 from __future__ import annotations
 
 import pytest
 
-from gateway import methods
-from gateway.errors import ValidationError
+from gateway.platform import methods
+from gateway.core.errors import ValidationError
 from payments.models import Payment
 from payments.services import hosted
 from tests.payments.hosted.conftest import URL, session_body

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 from sabpaisa_python import SabPaisa
 
-from gateway.errors import NotFound, ValidationError
+from gateway.core.errors import NotFound, ValidationError
 from payments.cards import CardInput
 from payments.models import Payment
 from payments.services import hosted
@@ -172,7 +172,7 @@ def test_bank_and_wallet_answers(merchant, mode):
 
 @pytest.mark.parametrize("mode", ["NEFT", "RTGS", "CHALLAN"])
 def test_transfers_stay_open_72_hours_and_succeed_when_funds_arrive(merchant, mode):
-    # RTGS starts at Rs 2,00,000 (gateway.methods): its session is that large.
+    # RTGS starts at Rs 2,00,000 (gateway.platform.methods): its session is that large.
     session = new_session(merchant, amount=20_000_000 if mode == "RTGS" else 50000)
     payment = hosted.hosted_transfer_start(payment=session, mode=mode)
     assert payment.status == S.PROCESSING and payment.transfer_reference.startswith("GW")

@@ -13,7 +13,7 @@ import qrcode
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from gateway.signing import compute_checksum
+from gateway.core.signing import compute_checksum
 from payments.models import IdempotencyRecord, Payment, PaymentEvent
 from payments.services.upi import payee_vpa
 from tests.payments.s2s.conftest import assert_error, signed_body

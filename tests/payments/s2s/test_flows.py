@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from gateway.signing import webhook_signature
+from gateway.core.signing import webhook_signature
 from payments.models import Payment
 from payments.payloads import UDF_KEYS
 from tests.payments.s2s.conftest import signed_body

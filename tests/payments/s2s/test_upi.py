@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from gateway.errors import ValidationError
+from gateway.core.errors import ValidationError
 from payments.models import Payment, PaymentEvent
 from payments.services.expiry import payments_expire_due
 from payments.services.transitions import payment_expire
@@ -198,7 +198,7 @@ def test_the_beat_sweep_approves_before_it_expires(s2s_payment, settings):
                                               ("AcquirerRefused", "PAYMENT_FAILED"),
                                               ("AcquirerError", "PROCESSING_ERROR")])
 def test_an_acquirer_that_cannot_take_the_payment_releases_the_payer(s2s_payment, monkeypatch, raised, code):
-    from gateway.errors import GatewayError
+    from gateway.core.errors import GatewayError
     from payments.acquirer import base
     from payments.acquirer.sandbox import SandboxAcquirer
 

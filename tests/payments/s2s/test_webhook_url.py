@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gateway.signing import webhook_signature
+from gateway.core.signing import webhook_signature
 from payments.models import Payment
 from tests.payments.s2s.conftest import URL, assert_error, signed_body
 from tests.support.factories import make_merchant

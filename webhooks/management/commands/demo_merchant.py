@@ -8,9 +8,9 @@ import json
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from gateway import services
-from gateway.management.commands._actor import cli_actor
-from gateway.models import Merchant
+from gateway.platform import services
+from gateway.platform.management.commands._actor import cli_actor
+from gateway.platform.models import Merchant
 from webhooks.inbox import merchant_point_to_inbox
 
 

@@ -1,10 +1,10 @@
 """Change a merchant's webhook address from the command line, audited as the console's edit is."""
 from django.core.management.base import BaseCommand, CommandError
 
-from gateway.errors import GatewayError
-from gateway.management.commands._actor import cli_actor
-from gateway.models import Merchant
-from gateway.services import merchant_set_webhook_url
+from gateway.core.errors import GatewayError
+from gateway.platform.management.commands._actor import cli_actor
+from gateway.platform.models import Merchant
+from gateway.platform.services import merchant_set_webhook_url
 from webhooks.inbox import merchant_point_to_inbox
 
 

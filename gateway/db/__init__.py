@@ -1,1 +1,0 @@
-"""Django's PostgreSQL backend with a health check that needs no round trip (gateway.db.base)."""
