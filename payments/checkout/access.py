@@ -25,10 +25,10 @@ from django.core.cache import cache
 from django.utils import translation
 from django.views.decorators.cache import never_cache
 
-from gateway.perf.cache import counter_hit
 from gateway.core.clientip import client_ip
 from gateway.core.customer_pages import customer_error_page
 from gateway.core.errors import GatewayError, NotFound, RateLimited
+from gateway.platform.ratelimit import window_hit
 from payments.models import Payment
 from payments.selectors import payment_get_for_checkout, payment_get_hosted
 
@@ -82,7 +82,7 @@ def _refuse_failure(request, payment_id: str) -> None:
         limited = any((counts.get(key) or 0) >= BAD_SECRET_LIMIT for key in keys)
         if not limited:
             for key in keys:
-                counter_hit(cache, key, BAD_SECRET_WINDOW_SECONDS)
+                window_hit(key, BAD_SECRET_WINDOW_SECONDS)
     except Exception:
         logger.exception("checkout link limit not applied: the cache is unreachable")
         limited = False
