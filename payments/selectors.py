@@ -11,6 +11,7 @@ from django.db import connection
 from gateway.perf import sql
 from gateway.core.errors import NotFound
 from gateway.platform.models import Merchant
+from payments import writes
 from payments.models import Payment
 
 
@@ -22,16 +23,10 @@ def payment_get_for_merchant(*, merchant: Merchant, merchant_txn_id: str) -> Pay
     return payment
 
 
-def payment_txn_id_question(*, merchant: Merchant, merchant_txn_id: str) -> sql.Exists:
-    """The question whether the merchant has a payment (either flow) with that merchantTxnId,
-    for gateway.perf.sql to ask. S2S creation asks it on every request; with an idempotency key,
-    in the statement that takes the key."""
-    return sql.Exists(Payment, {"merchant": merchant, "merchant_txn_id": merchant_txn_id})
-
-
 def payment_txn_id_taken(*, merchant: Merchant, merchant_txn_id: str) -> bool:
-    """Whether the merchant has a payment (either flow) with that merchantTxnId."""
-    return sql.exists(payment_txn_id_question(merchant=merchant, merchant_txn_id=merchant_txn_id))
+    """Whether the merchant has a payment (either flow) with that merchantTxnId. (Creation with
+    an idempotency key asks it inside the statement that takes the key: payments.writes.)"""
+    return writes.payment_txn_id_taken(merchant=merchant, merchant_txn_id=merchant_txn_id)
 
 
 NOT_FOUND_MESSAGE = "no payment with that merchantTxnId"
