@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from functools import lru_cache
+from typing import Callable
 
-from django.db import connection
+from django.core.exceptions import ImproperlyConfigured
 
-from gateway.perf import sql
 from gateway.core.errors import NotFound
 from gateway.platform.models import Merchant
 from payments import writes
@@ -39,31 +38,47 @@ class PaymentForEnquiry:
     refund_pending_amount: int  # paise of PENDING refunds (refunds.selectors.refund_pending_amount)
 
 
-@lru_cache(maxsize=None)
-def _enquiry_sql() -> str:
-    from refunds.models import Refund
+# --- The enquiry's refund totals: a hook that refunds fills in ------------------------------
+#
+# The enquiry answers with the payment's refunded and pending amounts, whose rule refunds owns
+# (refunds.selectors). refunds imports payments (a refund is of a payment), so payments must not
+# import refunds: two apps importing each other is the circle issue 21 removes. Instead payments
+# declares here what it needs, the totals as SQL given the SQL of a payment's id, and refunds
+# fills it in when Django starts (refunds.apps.RefundsConfig.ready, with
+# refunds.selectors.refund_totals_sql, written beside the ORM form of the same rule).
+#
+# Why this and not another way: reading the totals with refunds' own selectors (or asking for
+# them at the API view) costs two more round trips and their ORM compilation on the API's
+# hottest read, which the enquiry's single statement exists to avoid; the view assembling the
+# reply would need payments.api to import refunds, the same circle one floor up; and a signal
+# or a setting naming a function by its dotted path hides the dependency where a reader does
+# not look. A declared hook keeps the statement single and the arrow one-way (refunds ->
+# payments), and its absence is a clear ImproperlyConfigured, never a silent zero.
+RefundTotalsSql = Callable[[str], tuple[str, list]]
+_refund_totals_sql: RefundTotalsSql | None = None
 
-    refunds = connection.ops.quote_name(Refund._meta.db_table)
-    total = f"COALESCE((SELECT SUM(r.amount) FROM {refunds} r WHERE r.payment_id = p.id AND r.status = %s), 0)"
-    return (f"SELECT {sql.columns(Payment, 'p')}, {total}, {total} "
-            f"FROM {connection.ops.quote_name(Payment._meta.db_table)} p "
-            "WHERE p.merchant_id = %s AND p.merchant_txn_id = %s")
+
+def refund_totals_sql_provide(totals_sql: RefundTotalsSql) -> None:
+    """Install refunds' rule for the enquiry's totals: given the SQL of a payment's id, the SQL
+    of two integer columns (refunded, then pending) and their parameters. Called by refunds
+    when its app is ready."""
+    global _refund_totals_sql
+    _refund_totals_sql = totals_sql
 
 
 def payment_get_for_enquiry(*, merchant: Merchant, merchant_txn_id: str) -> PaymentForEnquiry:
     """payment_get_for_merchant and the payment's refunded and pending refund amounts, in one
     statement: enquiry is the API's hottest read, and three ORM queries cost it more CPU to
-    compile than PostgreSQL spends answering them (gateway/perf/sql.py). Raises NotFound."""
-    from refunds.models import Refund
-
-    with connection.cursor() as cursor:
-        cursor.execute(_enquiry_sql(), [Refund.Status.SUCCESS, Refund.Status.INITIATED, merchant.pk, merchant_txn_id])
-        row = cursor.fetchone()
-    if row is None:
+    compile than PostgreSQL spends answering them (gateway/perf/sql.py; the statement is in
+    payments.writes). Raises NotFound, or ImproperlyConfigured if refunds is not installed."""
+    if _refund_totals_sql is None:
+        raise ImproperlyConfigured("the enquiry's refund totals come from the refunds app (refunds.apps), "
+                                   "which is not installed or not ready")
+    found = writes.payment_get_with_totals(merchant=merchant, merchant_txn_id=merchant_txn_id,
+                                           totals_sql=_refund_totals_sql)
+    if found is None:
         raise NotFound(NOT_FOUND_MESSAGE)
-    payment = sql.instance(Payment, row[:-2])
-    payment.merchant = merchant
-    return PaymentForEnquiry(payment, int(row[-2]), int(row[-1]))
+    return PaymentForEnquiry(*found)
 
 
 def payment_get_for_checkout(*, payment_id: str, client_secret: str | None) -> Payment | None:

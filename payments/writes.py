@@ -5,15 +5,19 @@ response; their statements are written once by gateway.perf.sql (one round trip 
 needs two to four, and no queryset to compile: gateway/perf/sql.py says why). Services call the
 domain verbs below and never see the layer's types.
 
-One read lives here too, because it is a statement of the same kind and the wall is "one
+Two reads live here too, because they are statements of the same kind and the wall is "one
 module per app imports gateway.perf.sql": whether a merchantTxnId is taken (also asked inside
-the statement that takes an idempotency key). Its public face is in payments.selectors, where
-every read of payments is found.
+the statement that takes an idempotency key) and the enquiry's payment with its refund totals.
+Their public faces are in payments.selectors, where every read of payments is found.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
+from typing import Callable
+
+from django.db import connection
 
 from gateway.perf import sql
 from gateway.platform.models import Merchant
@@ -82,3 +86,32 @@ def _txn_id_question(merchant: Merchant, merchant_txn_id: str) -> sql.Exists:
 def payment_txn_id_taken(*, merchant: Merchant, merchant_txn_id: str) -> bool:
     """Whether the merchant has a payment (either flow) with that merchantTxnId: one SELECT EXISTS."""
     return sql.exists(_txn_id_question(merchant, merchant_txn_id))
+
+
+# Given the SQL of a payment's id: the SQL of two integer columns about that payment, and their
+# parameters (payments.selectors.RefundTotalsSql, which refunds provides).
+ColumnsOfPayment = Callable[[str], tuple[str, list]]
+
+
+@lru_cache(maxsize=None)
+def _payment_with_statement(totals_sql: ColumnsOfPayment) -> tuple[str, list]:
+    totals, params = totals_sql("p.id")
+    return (f"SELECT {sql.columns(Payment, 'p')}, {totals} "
+            f"FROM {connection.ops.quote_name(Payment._meta.db_table)} p "
+            "WHERE p.merchant_id = %s AND p.merchant_txn_id = %s"), params
+
+
+def payment_get_with_totals(*, merchant: Merchant, merchant_txn_id: str,
+                            totals_sql: ColumnsOfPayment) -> tuple[Payment, int, int] | None:
+    """The merchant's payment with that merchantTxnId and the two integer totals `totals_sql`
+    gives as SQL, in one statement (the enquiry: payments.selectors.payment_get_for_enquiry);
+    None when there is no such payment. The statement is written once per `totals_sql`."""
+    statement, params = _payment_with_statement(totals_sql)
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [*params, merchant.pk, merchant_txn_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    payment = sql.instance(Payment, row[:-2])
+    payment.merchant = merchant
+    return payment, int(row[-2]), int(row[-1])
