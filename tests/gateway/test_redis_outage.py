@@ -25,8 +25,7 @@ import pytest
 
 from payments.models import Payment
 from refunds.models import Refund
-from tests.payments.s2s.conftest import signed_body
-from tests.support.factories import make_merchant
+from tests.support.factories import make_merchant, signed_body
 from tests.support.receiver import Receiver
 from tests.support.spare_redis import SpareRedis, free_port
 from tests.support.waiting import wait_until

@@ -12,7 +12,7 @@ from refunds import services
 from refunds.models import Refund, RefundEvent
 from refunds.services import REFUND_CLAIM_SECONDS, refund_create, refund_submit, refunds_pending_process
 from refunds.tasks import refund_process
-from tests.refunds.factories import make_success_payment
+from tests.support.factories import make_success_payment
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db

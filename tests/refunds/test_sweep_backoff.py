@@ -21,7 +21,7 @@ from refunds.services import (
     refunds_pending_process,
 )
 from refunds.tasks import refund_process
-from tests.refunds.factories import make_success_payment
+from tests.support.factories import make_success_payment
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db

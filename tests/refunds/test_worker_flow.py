@@ -9,8 +9,7 @@ import pytest
 
 from refunds.models import Refund
 from tests.refunds.conftest import http
-from tests.refunds.factories import make_success_payment, refund_body
-from tests.support.factories import make_merchant
+from tests.support.factories import make_merchant, make_success_payment, refund_body
 from tests.support.receiver import Receiver
 from tests.support.waiting import wait_until
 from tests.support.worker import CeleryWorker

@@ -18,7 +18,7 @@ from payments.services.upi import (
     upi_sandbox_approve,
 )
 from payments.tasks import payments_expire_sweep
-from tests.payments.s2s.conftest import signed_body
+from tests.support.factories import signed_body
 from webhooks.models import WebhookEvent
 
 

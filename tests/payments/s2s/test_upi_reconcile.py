@@ -19,7 +19,7 @@ from payments.services.upi import (
     upi_sandbox_approvals_due,
     upi_unanswered_reconcile,
 )
-from tests.payments.s2s.conftest import signed_body
+from tests.support.factories import signed_body
 
 
 @pytest.fixture
