@@ -8,9 +8,9 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# webhooks is left out until its own sql use moves behind its writes module (issue 21).
-APPS = ("payments", "refunds", "tokens", "gateway/platform", "gateway/console", "gateway/core")
-SQL_ALLOWED = {"payments/writes.py", "refunds/writes.py", "tokens/writes.py", "gateway/platform/key_lookup.py"}
+APPS = ("payments", "refunds", "tokens", "webhooks", "gateway/platform", "gateway/console", "gateway/core")
+SQL_ALLOWED = {"payments/writes.py", "refunds/writes.py", "tokens/writes.py", "webhooks/writes.py",
+               "gateway/platform/key_lookup.py"}
 CACHE_ALLOWED = {"gateway/platform/ratelimit.py"}
 
 

@@ -13,9 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from payments.acquirer.sandbox import SandboxAcquirer
 from payments.acquirer.base import AcquirerRefused
 from payments.models import IdempotencyRecord
-from tests.payments.hosted.conftest import session_body
-from tests.payments.s2s.conftest import signed_body
-from tests.support.factories import make_merchant
+from tests.support.factories import make_merchant, session_body, signed_body
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
