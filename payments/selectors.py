@@ -105,3 +105,77 @@ def payment_get_hosted(*, payment_id: str) -> Payment:
     if payment is None:
         raise NotFound()
     return payment
+
+
+# --- the support console's reads (gateway.console) -------------------------------------------
+# Appended here so the console never reads payments' models itself. Staff see every merchant:
+# these are not scoped to one. (Their imports stand here, with them.)
+
+from datetime import datetime  # noqa: E402
+
+from django.db.models import Count, Q  # noqa: E402
+from django.db.models.functions import TruncHour  # noqa: E402
+
+from payments.models import Reversal  # noqa: E402
+
+# The longest merchantTxnId: a search term longer than this cannot be one.
+MERCHANT_TXN_ID_MAX_LENGTH = Payment._meta.get_field("merchant_txn_id").max_length
+
+
+def payment_pks_where(condition):
+    """The primary keys of the payments `condition` (a Q over Payment's fields) matches."""
+    return list(Payment.objects.filter(condition).values_list("pk", flat=True))
+
+
+def payment_outcomes_by_mode(*, since) -> list[tuple[str, str, int]]:
+    """(payment_mode, outcome, count) of the payments created since `since`; the outcome is
+    succeeded, failed, expired or open."""
+    outcomes = {Payment.Status.SUCCESS: "succeeded", Payment.Status.FAILED: "failed",
+                Payment.Status.EXPIRED: "expired"}
+    rows = (Payment.objects.filter(created_at__gte=since).order_by()
+            .values_list("payment_mode", "status").annotate(n=Count("id")))
+    return [(mode, outcomes.get(status, "open"), n) for mode, status, n in rows]
+
+
+def payment_counts_by_hour(*, since, tz) -> list[tuple[datetime, int, int]]:
+    """(hour in `tz`, payments created, of which succeeded) for each hour since `since` that
+    has any."""
+    return list(Payment.objects.filter(created_at__gte=since).order_by()
+                .annotate(hour=TruncHour("created_at", tzinfo=tz)).values("hour")
+                .annotate(total=Count("id"), succeeded=Count("id", filter=Q(status=Payment.Status.SUCCESS)))
+                .values_list("hour", "total", "succeeded"))
+
+
+def payments_open_past_expiry(*, expired_before):
+    """Payments still PENDING or PROCESSING whose expiry passed before `expired_before`, the
+    oldest expiry first (the expiry sweep's partial index)."""
+    return (Payment.objects.filter(status__in=[Payment.Status.PENDING, Payment.Status.PROCESSING],
+                                   expires_at__lt=expired_before)
+            .select_related("merchant").order_by("expires_at"))
+
+
+def payments_settled(*, merchant: Merchant, start, end):
+    """The merchant's payments that became SUCCESS in [start, end), in time order."""
+    return (Payment.objects.filter(merchant=merchant, status=Payment.Status.SUCCESS,
+                                   completed_at__gte=start, completed_at__lt=end)
+            .order_by("completed_at", "id"))
+
+
+def _reversals():
+    return Reversal.objects.select_related("payment", "payment__merchant")
+
+
+def reversals_failed():
+    """Late approvals the acquirer refused to reverse (a person gives the money back), oldest first."""
+    return _reversals().filter(status=Reversal.Status.FAILED).order_by("created_at", "pk")
+
+
+def reversals_pending():
+    """Late approvals on their way back to the acquirer, oldest first."""
+    return _reversals().filter(status=Reversal.Status.PENDING).order_by("created_at", "pk")
+
+
+def reversals_done_since(*, since):
+    """Late approvals given back (reversed or settled by hand) since `since`, newest first."""
+    return (_reversals().filter(status__in=Reversal.FINAL_STATUSES, completed_at__gte=since)
+            .order_by("-completed_at", "-pk"))

@@ -88,7 +88,8 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
             with transaction.atomic():
                 payment_insert_with_events(payment, [event])
                 if token is not None:
-                    token_services.token_payment_link(token=token, payment=payment)
+                    token_services.token_payment_link(token=token, payment_pk=payment.pk,
+                                                      merchant_id=payment.merchant_id)
     except IntegrityError as exc:
         if _is_duplicate_txn(exc):
             raise DuplicateTransaction(f"merchantTxnId {merchant_txn_id!r} has already been used") from None
