@@ -79,6 +79,7 @@ _CARD_GROUPS = {"credit_card", "debit_card", "prepaid_card", "corporate_credit_c
 _BANK_GROUPS = {"net_banking", "wallet", "app"}
 _TRANSFER_GROUPS = {"bank_transfer", "banktransfer"}
 _REFUND_FINAL = {"SUCCESS", "CANCELLED"}
+_CONFLICT = 409  # Cashfree: an order or refund with that id exists already
 _STEP_GROUPS = {"card_verify_otp": _CARD_GROUPS, "bank_authorize": _BANK_GROUPS,
                 "transfer_received": _TRANSFER_GROUPS}
 
@@ -158,15 +159,20 @@ class CashfreeAcquirer:
         order_id = payment.sabpaisa_txn_id
         return_url = self.return_url.format(payment_id=payment.payment_id) if self.return_url else ""
         customer = _customer(payment)
-        try:
-            order = _mapped(lambda: self.client.create_order(
-                order_id=order_id, amount=payment.amount, customer=customer,
-                idempotency_key=self._key(payment, "order"), return_url=return_url,
-                note=(payment.description or "")[:200]), "create order")
-        except AcquirerRefused:
-            # Created before under another key (its key expired at Cashfree): read it back. A
-            # refusal for any other reason is refused again by the read, or has no session.
-            order = _mapped(lambda: self.client.get_order(order_id), "get order")
+
+        def create() -> cf.Order:
+            try:
+                return self.client.create_order(
+                    order_id=order_id, amount=payment.amount, customer=customer,
+                    idempotency_key=self._key(payment, "order"), return_url=return_url,
+                    note=(payment.description or "")[:200])
+            except CashfreeBadRequest as exc:
+                if exc.status != _CONFLICT:
+                    raise
+                # Created before under another key (Cashfree keeps keys for a while only).
+                return self.client.get_order(order_id)
+
+        order = _mapped(create, "create order")
         if not order.payment_session_id:
             raise AcquirerError(f"Cashfree order {order_id} has no payment session")
         if order.amount is not None and order.amount != payment.amount:
@@ -376,21 +382,24 @@ class CashfreeAcquirer:
         CANCELLED DECLINED; PENDING / ONHOLD PENDING (the refund webhook or the next
         submission finalises it)."""
         order_id = payment.sabpaisa_txn_id
-        read = lambda: _mapped(lambda: self.client.get_refund(order_id, refund_id), "get refund")  # noqa: E731
-        try:
-            refund = _mapped(lambda: self.client.create_refund(
-                order_id=order_id, refund_id=refund_id, amount=amount,
-                idempotency_key=self._key(payment, "refund", refund_id)), "create refund")
-        except AcquirerRefused as refused:
+        read = lambda: self.client.get_refund(order_id, refund_id)  # noqa: E731
+
+        def create() -> cf.Refund:
             try:
-                refund = read()
-            except AcquirerRefused:
-                return AcquirerAnswer(Outcome.DECLINED, message=str(refused)[:200], raw={"result": "refused"})
-        else:
-            if refund.status not in _REFUND_FINAL:
-                # Sent again (the sweep), the same key replays the first answer: read the refund
-                # as it stands now.
-                refund = read()
+                created = self.client.create_refund(order_id=order_id, refund_id=refund_id, amount=amount,
+                                                    idempotency_key=self._key(payment, "refund", refund_id))
+            except CashfreeBadRequest as exc:
+                if exc.status != _CONFLICT:
+                    raise
+                return read()  # a refund with this id exists: the first submission's
+            # Sent again (the sweep), the same key replays the first answer: read the refund as
+            # it stands now.
+            return created if created.status in _REFUND_FINAL else read()
+
+        try:
+            refund = _mapped(create, "refund")
+        except AcquirerRefused as refused:  # Cashfree will not refund this (amount, order state)
+            return AcquirerAnswer(Outcome.DECLINED, message=str(refused)[:200], raw={"result": "refused"})
         return _refund_answer(refund)
 
     def reverse(self, *, payment: Payment, bank_rrn: str, amount: int, reversal_id: str) -> AcquirerAnswer:
