@@ -129,6 +129,14 @@ def test_an_order_for_another_amount_is_refused_rather_than_paid(acquirer, cashf
     assert len(cashfree.exchanges) == 1  # no order pay
 
 
+def test_optional_customer_fields_outside_the_descriptions_bounds_are_left_out(acquirer, cashfree):
+    acquirer.upi_collect(payment=a_payment(customer_name="Al", customer_email="a" * 95 + "@x.com",
+                                           description="ab"), vpa="asha@okbank")
+    order = cashfree.exchanges[0].body
+    assert "customer_name" not in order["customer_details"] and "customer_email" not in order["customer_details"]
+    assert "order_note" not in order
+
+
 @pytest.mark.parametrize("phone", ["", "12345", "+1 415 555 0100"])
 def test_a_customer_without_an_indian_mobile_number_is_refused_before_sending(acquirer, cashfree, phone):
     with pytest.raises(AcquirerRefused, match="10-digit"):

@@ -120,8 +120,15 @@ def _customer(payment: Payment) -> Customer:
     # merchant, email and phone, and revealing neither.
     phone = _phone(payment)
     digest = hashlib.sha256(f"{payment.merchant_id}|{payment.customer_email.lower()}|{phone}".encode())
+    # Email and name are optional at Cashfree but 3 to 100 characters when sent: one outside
+    # that is left out rather than cut (a cut email is another address).
     return Customer(customer_id="gwc_" + digest.hexdigest()[:32], phone=phone,
-                    email=payment.customer_email[:100], name=payment.customer_name[:100])
+                    email=_within(payment.customer_email.strip(), 3, 100),
+                    name=_within(payment.customer_name.strip(), 3, 100))
+
+
+def _within(value: str, low: int, high: int) -> str:
+    return value if low <= len(value) <= high else ""
 
 
 def _attempt(payment: Payment) -> str:
@@ -165,7 +172,7 @@ class CashfreeAcquirer:
                 return self.client.create_order(
                     order_id=order_id, amount=payment.amount, customer=customer,
                     idempotency_key=self._key(payment, "order"), return_url=return_url,
-                    note=(payment.description or "")[:200])
+                    note=_within((payment.description or "").strip()[:200], 3, 200))
             except CashfreeBadRequest as exc:
                 if exc.status != _CONFLICT:
                     raise
@@ -301,7 +308,7 @@ class CashfreeAcquirer:
         Cashfree about once the customer is back."""
         answer = self._pay(payment, "card pay", lambda session: self.client.pay_card(
             payment_session_id=session, card=card, idempotency_key=self._key(payment, "card", _attempt(payment)),
-            holder_name=payment.customer_name[:100]))
+            holder_name=_within(payment.customer_name.strip(), 3, 100)))
         if isinstance(answer, AcquirerAnswer):
             return answer
         if not answer.cf_payment_id or not answer.url:
