@@ -16,7 +16,7 @@ from tests.payments.hosted.conftest import create_session  # noqa: F401 - a fixt
 from tests.payments.hosted.doubles import use_acquirer
 from tests.payments.s2s.conftest import post, s2s_merchant, signed_body  # noqa: F401 - fixtures
 
-from .test_acquirer import INTENT, PRISM_ORDER_AMOUNT, ScriptedPrism, acquirer, cashfree  # noqa: F401
+from .test_acquirer import INTENT, PRISM_ORDER_AMOUNT, acquirer, cashfree  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 

@@ -71,8 +71,7 @@ WALLET_PROVIDERS = {"PAYTM": "paytm", "PHONEPE": "phonepe", "AMAZONPAY": "amazon
 
 # Cashfree's payment_status values, as the gateway reads them.
 _APPROVED = {"SUCCESS"}
-_DECLINED = {"FAILED", "USER_DROPPED", "CANCELLED", "VOID"}
-_OPEN = {"PENDING", "NOT_ATTEMPTED"}
+_DECLINED = {"FAILED", "USER_DROPPED", "CANCELLED", "VOID"}  # any other (PENDING, NOT_ATTEMPTED): not final
 # Cashfree's payment_group of each of our steps' payments.
 _UPI_GROUPS = {"upi", "upi_ppi", "upi_credit_card", "upi_ppi_offline"}
 _CARD_GROUPS = {"credit_card", "debit_card", "prepaid_card", "corporate_credit_card", "card"}
@@ -82,6 +81,10 @@ _REFUND_FINAL = {"SUCCESS", "CANCELLED"}
 _CONFLICT = 409  # Cashfree: an order or refund with that id exists already
 _STEP_GROUPS = {"card_verify_otp": _CARD_GROUPS, "bank_authorize": _BANK_GROUPS,
                 "transfer_received": _TRANSFER_GROUPS}
+
+
+class NotFinal(AcquirerUnavailable):
+    """Cashfree's payment is not final yet (PENDING, NOT_ATTEMPTED): ask again later."""
 
 
 def _mapped(call: Callable[[], T], what: str) -> T:
@@ -222,8 +225,7 @@ class CashfreeAcquirer:
         if found.status in _DECLINED:
             return AcquirerAnswer(Outcome.DECLINED, message=(found.message or found.status.lower())[:200],
                                   raw={**raw, "error_code": found.error_code})
-        raise AcquirerUnavailable(f"Cashfree payment {found.cf_payment_id} is {found.status or 'unknown'}, "
-                                  "not final yet")
+        raise NotFinal(f"Cashfree payment {found.cf_payment_id} is {found.status or 'unknown'}, not final yet")
 
     def _status(self, payment: Payment, groups: set[str], *, cf_payment_id: str = "",
                 payer_vpa: str = "") -> AcquirerAnswer:
@@ -284,10 +286,8 @@ class CashfreeAcquirer:
     def upi_status(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
         try:
             return self._status(payment, _UPI_GROUPS, payer_vpa=payer_vpa.strip().lower())
-        except AcquirerUnavailable as exc:
-            if "not final yet" in str(exc):
-                return AcquirerAnswer(Outcome.PENDING, raw={"result": "awaiting approval"})
-            raise
+        except NotFinal:
+            return AcquirerAnswer(Outcome.PENDING, raw={"result": "awaiting approval"})
 
     def upi_cancel(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
         """Cashfree cannot withdraw one payment of an order, and terminating the order (PATCH
