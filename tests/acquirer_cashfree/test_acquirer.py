@@ -314,6 +314,16 @@ def test_a_refund_is_created_with_our_refund_id_and_key(acquirer, cashfree):
     assert created.headers["x-idempotency-key"] == idempotency_key(payment.sabpaisa_txn_id, "refund", "rfnd_0001")
 
 
+@pytest.mark.parametrize("ours", ["r", "R" * 41, "a-" * 32])
+def test_a_refund_id_outside_cashfrees_bounds_is_sent_as_a_stable_id_derived_from_it(acquirer, cashfree, ours):
+    payment = a_payment(status=Payment.Status.SUCCESS)
+    acquirer.refund(payment=payment, amount=100, refund_id=ours)
+    acquirer.refund(payment=payment, amount=100, refund_id=ours)
+    first, again = (e.body["refund_id"] for e in cashfree.exchanges)
+    assert first == again and 3 <= len(first) <= 40 and first != ours
+    assert cashfree.exchanges[0].headers["x-idempotency-key"] == cashfree.exchanges[1].headers["x-idempotency-key"]
+
+
 def test_a_pending_refund_is_read_as_it_stands_now(acquirer, cashfree):
     payment = a_payment(status=Payment.Status.SUCCESS)
     refunds = f"/orders/{payment.sabpaisa_txn_id}/refunds"
