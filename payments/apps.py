@@ -10,3 +10,9 @@ class PaymentsConfig(AppConfig):
         from webhooks.payloads import event_types_register
 
         event_types_register(EVENT_TYPES.values())
+
+        from gateway.platform import methods
+        from payments import acquirer
+
+        # The checkout offers only the methods the configured acquirer carries (Acquirer.methods).
+        methods.carried_by(lambda: getattr(acquirer.get_acquirer(), "methods", None))

@@ -8,9 +8,11 @@ from django.utils.module_loading import import_string
 from payments.acquirer.base import Acquirer
 
 # GATEWAY_ACQUIRER -> the class implementing the Acquirer protocol. Nothing else chooses by
-# name: the services ask the protocol (payments.acquirer.base). A new acquirer adds its row.
+# name: the services ask the protocol (payments.acquirer.base). A new acquirer adds its row
+# (and gateway/settings.py its name, which refuses any other at start).
 IMPLEMENTATIONS = {
     "sandbox": "payments.acquirer.sandbox.SandboxAcquirer",
+    "cashfree": "payments.acquirer.cashfree.acquirer.CashfreeAcquirer",
 }
 
 
