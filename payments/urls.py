@@ -8,6 +8,7 @@ _AREAS = (
     "payments.api.s2s_urls",       # POST /api/v2/payments/s2s
     "payments.checkout.urls",      # the hosted checkout pages and the sandbox bank pages
     "payments.sandbox_upi.urls",   # the sandbox UPI app: /sandbox/upi, /sandbox/upi/pay
+    "payments.acquirer.cashfree.urls",  # POST /acquirer/cashfree/webhooks (Cashfree's webhooks)
 )
 
 
