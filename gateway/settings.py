@@ -338,13 +338,37 @@ WEBHOOK_TIMEOUT_SECONDS = 10
 # Development and tests may deliver to loopback and private addresses; production may not.
 WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", default=not IS_PRODUCTION)
 
-# The acquirer used for payments. Only the sandbox simulator ships; production needs a real one.
+# The acquirer used for payments (payments.acquirer.get_acquirer): the sandbox simulator, the
+# staging default, moves no money and is refused in production; Cashfree carries real payments
+# (docs/going-live.md).
 GATEWAY_ACQUIRER = env.str("GATEWAY_ACQUIRER", default="" if IS_PRODUCTION else "sandbox")
+if GATEWAY_ACQUIRER not in ("", "sandbox", "cashfree"):
+    raise ImproperlyConfigured(f"GATEWAY_ACQUIRER={GATEWAY_ACQUIRER!r} is not an acquirer of this gateway: "
+                               "use 'sandbox' (staging) or 'cashfree'")
 if IS_PRODUCTION and GATEWAY_ACQUIRER in ("", "sandbox"):
     raise ImproperlyConfigured(
-        "GATEWAY_ENV=production needs a real acquirer: set GATEWAY_ACQUIRER to one. The sandbox "
-        "simulator moves no money and is refused in production, and no other acquirer ships yet."
+        "GATEWAY_ENV=production needs a real acquirer: set GATEWAY_ACQUIRER=cashfree with its credentials. "
+        "The sandbox simulator moves no money and is refused in production."
     )
+# Cashfree: the merchant account's API keys; webhooks are signed with the client secret unless
+# Cashfree gave a separate secret; its production or sandbox address by environment (a test
+# points it at a double).
+CASHFREE_CLIENT_ID = env.str("CASHFREE_CLIENT_ID", default="")
+CASHFREE_CLIENT_SECRET = env.str("CASHFREE_CLIENT_SECRET", default="")
+CASHFREE_WEBHOOK_SECRET = env.str("CASHFREE_WEBHOOK_SECRET", default="") or CASHFREE_CLIENT_SECRET
+CASHFREE_BASE_URL = env.str("CASHFREE_BASE_URL", default=(
+    "https://api.cashfree.com/pg" if IS_PRODUCTION else "https://sandbox.cashfree.com/pg")).rstrip("/")
+# Every call to Cashfree ends within this (payments.acquirer.base.CALL_TIME_LIMIT is 60 s).
+CASHFREE_TIMEOUT_SECONDS = env.float("CASHFREE_TIMEOUT_SECONDS", default=10)
+if GATEWAY_ACQUIRER == "cashfree":
+    _missing = [name for name, value in (("CASHFREE_CLIENT_ID", CASHFREE_CLIENT_ID),
+                                         ("CASHFREE_CLIENT_SECRET", CASHFREE_CLIENT_SECRET)) if not value]
+    if _missing:
+        raise ImproperlyConfigured(f"GATEWAY_ACQUIRER=cashfree needs {' and '.join(_missing)}")
+    if not 0 < CASHFREE_TIMEOUT_SECONDS <= 30:
+        raise ImproperlyConfigured("CASHFREE_TIMEOUT_SECONDS must be more than 0 and at most 30 (seconds)")
+    if IS_PRODUCTION and not CASHFREE_BASE_URL.startswith("https://"):
+        raise ImproperlyConfigured("CASHFREE_BASE_URL must be an https:// address in production")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["gateway.platform.auth.ApiKeyAuthentication"],

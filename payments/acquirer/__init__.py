@@ -6,6 +6,9 @@ from django.core.exceptions import ImproperlyConfigured
 
 from payments.acquirer.base import Acquirer
 
+# The acquirers that ship (gateway/settings.py refuses any other GATEWAY_ACQUIRER at start).
+ACQUIRERS = ("sandbox", "cashfree")
+
 
 @lru_cache(maxsize=1)
 def _load(name: str) -> Acquirer:
@@ -13,7 +16,11 @@ def _load(name: str) -> Acquirer:
         from payments.acquirer.sandbox import SandboxAcquirer
 
         return SandboxAcquirer()
-    raise ImproperlyConfigured(f"unknown acquirer {name!r}; the sandbox is the only one that ships")
+    if name == "cashfree":
+        from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
+
+        return CashfreeAcquirer.from_settings()
+    raise ImproperlyConfigured(f"unknown acquirer {name!r}; one of: {', '.join(ACQUIRERS)}")
 
 
 def get_acquirer() -> Acquirer:

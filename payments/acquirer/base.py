@@ -35,6 +35,10 @@ class AcquirerAnswer:
     reference: str = ""
     message: str = ""
     issuer: str = ""
+    # Where the processor sends the payer, when it does: its own upi://pay link (upi_register,
+    # for upiQrString / intentUrl), its 3-D Secure or bank page (a CHALLENGE). Empty: the
+    # gateway's own (the sandbox's).
+    link: str = ""
     # What the acquirer said, for the payment's story. Never carries card data.
     raw: dict = field(default_factory=dict)
 
@@ -53,6 +57,9 @@ class AcquirerRefused(AcquirerError):
 
 class Acquirer(Protocol):
     name: str
+    # The hosted checkout's method codes (gateway.platform.methods.CODES) this acquirer can
+    # carry; a method outside it is offered to no merchant. Absent: every method.
+    methods: frozenset[str]
 
     def upi_register(self, *, payment: Payment) -> AcquirerAnswer:
         """S2S: register a UPI QR / intent payment so the acquirer accepts it. PENDING or raises."""

@@ -88,14 +88,15 @@ def s2s_payment_submit(*, merchant: Merchant, data: dict, body: dict,
     def insert(registration: Registration, claim) -> tuple[int, dict] | None:
         # The response is known before the insert (the ids are ours), so the payment, its
         # events and the stored response go to the database as one statement.
-        response = s2s_response(registration.payment)
+        response = s2s_response(registration.payment, link=registration.answer.link)
         if not s2s_payment_record(registration, claim=claim(CREATED, response)):
             return None
         return CREATED, response
 
     if idempotency_key is None:
-        payment = s2s_payment_create(merchant=merchant, data=data)
-        return IdempotentOutcome(CREATED, s2s_response(payment), replayed=False)
+        registration = _s2s_create(merchant=merchant, data=data)
+        return IdempotentOutcome(CREATED, s2s_response(registration.payment, link=registration.answer.link),
+                                 replayed=False)
     # Step 7 is asked as the key is taken; the acquirer is called in `prepare`, with the key's
     # record in flight but not locked.
     return idempotency_run(merchant=merchant, key=idempotency_key, fingerprint=request_fingerprint(body),
@@ -115,11 +116,16 @@ def s2s_payment_create(*, merchant: Merchant, data: dict) -> Payment:
     acquirer, then create the payment in PROCESSING with mode UPI. Raises
     DuplicateTransaction, PaymentFailed, ServiceUnavailable or ProcessingError; on any of them
     nothing is written."""
+    return _s2s_create(merchant=merchant, data=data).payment
+
+
+def _s2s_create(*, merchant: Merchant, data: dict) -> Registration:
+    """s2s_payment_create, answering the acquirer's answer with the payment (its link)."""
     if payment_txn_id_taken(merchant=merchant, merchant_txn_id=data["merchantTxnId"]):
         raise DuplicateTransaction()  # the common case, answered without troubling the acquirer
     registration = s2s_payment_register(merchant=merchant, data=data)
     s2s_payment_record(registration)
-    return registration.payment
+    return registration
 
 
 def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
@@ -195,9 +201,10 @@ def _constraint(exc: IntegrityError) -> str | None:
     return getattr(diag, "constraint_name", None)
 
 
-def s2s_response(payment: Payment) -> dict:
-    """The success body (interface.md, S2S UPI payment response), plus expiresAt."""
-    link = upi_link(payment)
+def s2s_response(payment: Payment, *, link: str = "") -> dict:
+    """The success body (interface.md, S2S UPI payment response), plus expiresAt. `link`: the
+    acquirer's own upi://pay link when it issued one (AcquirerAnswer.link), else the gateway's."""
+    link = link or upi_link(payment)
     is_qr = payment.s2s_mode == Payment.S2SMode.UPI_QR
     return {
         "success": True,

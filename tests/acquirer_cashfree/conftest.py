@@ -24,8 +24,11 @@ import pytest
 from payments.acquirer.cashfree.client import CashfreeClient
 
 ROOT = Path(__file__).resolve().parents[2]
-# CI lays the shared folder out next to the repository; the description stays unmodified there.
-DESCRIPTION = ROOT.parent / "shared" / "vendor" / "cashfree-pg" / "openapi.yaml"
+# CI lays the shared folder out next to the repository (a git worktree: next to its folder of
+# worktrees); the description stays unmodified there.
+DESCRIPTION = next((folder / "shared" / "vendor" / "cashfree-pg" / "openapi.yaml" for folder in ROOT.parents[:2]
+                    if (folder / "shared" / "vendor" / "cashfree-pg" / "openapi.yaml").is_file()),
+                   ROOT.parent / "shared" / "vendor" / "cashfree-pg" / "openapi.yaml")
 PRISM = ROOT / ".prism" / "node_modules" / ".bin" / "prism"
 
 # (location with list indexes dropped, code): violations Prism reports in Cashfree's own

@@ -1,0 +1,426 @@
+"""The Cashfree acquirer: the gateway's `Acquirer` protocol (payments/acquirer/base.py) carried
+by Cashfree's Payment Gateway API through client.py. docs/going-live.md maps every flow.
+
+How the protocol meets Cashfree's model:
+
+- One Cashfree order per payment, its order_id our txn id (`sabpaisa_txn_id`), created the first
+  time a method needs it and read back after (creating it again with the same idempotency key
+  answers the same order; an order that exists already is fetched). Each method the customer
+  starts is an "order pay" on that order: a payment attempt of Cashfree's (`cf_payment_id`).
+- Every create (order, order pay, refund) carries an x-idempotency-key derived from our own ids
+  (the txn id, the step, the hosted attempt), so the same call sent again after a timeout is
+  answered, not repeated.
+- Cashfree decides money on its own pages (the issuer's 3-D Secure page, the bank's, the
+  wallet's) and in the payer's UPI app. The gateway learns the result from Cashfree's status
+  query (get payments for order), never from the customer's redirect back, and from its
+  webhooks (received elsewhere). So card_verify_otp, bank_authorize, transfer_received,
+  call_status and upi_status all read the same status query; a payment attempt that is not
+  final there yet is AcquirerUnavailable ("ask again later"), which leaves the gateway's
+  payment PROCESSING for the cut-off sweep.
+- Errors: Cashfree refusing the request (4xx) is AcquirerRefused (PAYMENT_FAILED); no usable
+  answer (timeout, 5xx, 429, an unreadable reply) is AcquirerUnavailable
+  (SERVICE_UNAVAILABLE); refused credentials, and anything else, AcquirerError
+  (PROCESSING_ERROR). A bank's "no" on an order pay (502 bank_processing_failure) is an answer:
+  DECLINED.
+- Card numbers and CVVs go into the one order pay request body (client.pay_card) and nowhere
+  else: not into an answer's `raw`, a log line or an exception message.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.conf import settings
+from django.views.decorators.debug import sensitive_variables
+
+from payments.acquirer.base import (
+    AcquirerAnswer,
+    AcquirerError,
+    AcquirerRefused,
+    AcquirerUnavailable,
+    Outcome,
+)
+from payments.cards import CardInput
+from payments.models import Payment
+
+from . import client as cf
+from .client import CashfreeClient, Customer, PayAnswer, idempotency_key
+from .errors import (
+    CashfreeAuthenticationError,
+    CashfreeBadRequest,
+    CashfreeDeclined,
+    CashfreeError,
+    CashfreeUnavailable,
+)
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# The hosted checkout's methods Cashfree carries. A cash challan is paid over a bank counter
+# against a reference of ours; Cashfree's API has no such method (docs/going-live.md).
+METHODS = frozenset({"UPI", "CARD", "NB", "WALLET", "NEFT", "RTGS"})
+
+# Our net banking codes (payments.acquirer.sandbox.BANKS, the IFSC prefixes) to Cashfree's
+# four-digit netbanking_bank_code (Cashfree's published list of net banking codes).
+NETBANKING_CODES = {"SBIN": 3044, "HDFC": 3021, "ICIC": 3022, "UTIB": 3003, "KKBK": 3032, "PUNB": 3038}
+# Our wallet codes to Cashfree's `app` providers.
+WALLET_PROVIDERS = {"PAYTM": "paytm", "PHONEPE": "phonepe", "AMAZONPAY": "amazon", "MOBIKWIK": "mobikwik"}
+
+# Cashfree's payment_status values, as the gateway reads them.
+_APPROVED = {"SUCCESS"}
+_DECLINED = {"FAILED", "USER_DROPPED", "CANCELLED", "VOID"}
+_OPEN = {"PENDING", "NOT_ATTEMPTED"}
+# Cashfree's payment_group of each of our steps' payments.
+_UPI_GROUPS = {"upi", "upi_ppi", "upi_credit_card", "upi_ppi_offline"}
+_CARD_GROUPS = {"credit_card", "debit_card", "prepaid_card", "corporate_credit_card", "card"}
+_BANK_GROUPS = {"net_banking", "wallet", "app"}
+_TRANSFER_GROUPS = {"bank_transfer", "banktransfer"}
+_REFUND_FINAL = {"SUCCESS", "CANCELLED"}
+_STEP_GROUPS = {"card_verify_otp": _CARD_GROUPS, "bank_authorize": _BANK_GROUPS,
+                "transfer_received": _TRANSFER_GROUPS}
+
+
+def _mapped(call: Callable[[], T], what: str) -> T:
+    """Run one Cashfree call, turning its errors into the protocol's three (module docstring).
+    The message names the call and Cashfree's code and request id, never a request body."""
+    try:
+        return call()
+    except CashfreeUnavailable as exc:
+        raise AcquirerUnavailable(f"Cashfree {what}: {exc}") from None
+    except CashfreeAuthenticationError as exc:
+        logger.error("Cashfree refused our credentials on %s (%s)", what, exc)
+        raise AcquirerError(f"Cashfree {what}: credentials refused ({exc})") from None
+    except CashfreeBadRequest as exc:
+        raise AcquirerRefused(f"Cashfree {what}: {exc}") from None
+    except CashfreeError as exc:
+        raise AcquirerError(f"Cashfree {what}: {exc}") from None
+    except ValueError as exc:
+        # Our data is outside what Cashfree takes (client.py checks before sending).
+        raise AcquirerRefused(f"Cashfree {what}: {exc}") from None
+
+
+def _phone(payment: Payment) -> str:
+    """The customer's 10-digit mobile number, as Cashfree's customer_phone wants it."""
+    digits = "".join(ch for ch in payment.customer_phone if ch.isascii() and ch.isdigit())
+    if len(digits) == 12 and digits.startswith("91"):
+        digits = digits[2:]
+    elif len(digits) == 11 and digits.startswith("0"):
+        digits = digits[1:]
+    if len(digits) != 10:
+        raise AcquirerRefused("Cashfree needs the customer's 10-digit mobile number")
+    return digits
+
+
+def _customer(payment: Payment) -> Customer:
+    # Cashfree's customer_id names a customer of the merchant's account: stable for the same
+    # merchant, email and phone, and revealing neither.
+    phone = _phone(payment)
+    digest = hashlib.sha256(f"{payment.merchant_id}|{payment.customer_email.lower()}|{phone}".encode())
+    return Customer(customer_id="gwc_" + digest.hexdigest()[:32], phone=phone,
+                    email=payment.customer_email[:100], name=payment.customer_name[:100])
+
+
+def _attempt(payment: Payment) -> str:
+    return str(payment.attempt)
+
+
+class CashfreeAcquirer:
+    """The protocol over one Cashfree merchant account. Holds configuration only: thread-safe."""
+
+    name = "cashfree"
+    methods = METHODS
+
+    def __init__(self, client: CashfreeClient, *, return_url: str = ""):
+        self.client = client
+        # Where Cashfree sends the customer back after its pages: `{payment_id}` is filled in.
+        self.return_url = return_url
+
+    @classmethod
+    def from_settings(cls) -> CashfreeAcquirer:
+        client = CashfreeClient(base_url=settings.CASHFREE_BASE_URL, client_id=settings.CASHFREE_CLIENT_ID,
+                                client_secret=settings.CASHFREE_CLIENT_SECRET,
+                                timeout=settings.CASHFREE_TIMEOUT_SECONDS)
+        return cls(client, return_url=settings.GATEWAY_PUBLIC_URL + "/checkout/{payment_id}/status")
+
+    def supports(self, method: str) -> bool:
+        return method in self.methods
+
+    # -- the order and its payments -----------------------------------------------------------
+
+    def _key(self, payment: Payment, *parts: str) -> str:
+        return idempotency_key(payment.sabpaisa_txn_id, *parts)
+
+    def _session(self, payment: Payment) -> str:
+        """The payment_session_id of the payment's Cashfree order, creating the order once."""
+        order_id = payment.sabpaisa_txn_id
+        return_url = self.return_url.format(payment_id=payment.payment_id) if self.return_url else ""
+        customer = _customer(payment)
+        try:
+            order = _mapped(lambda: self.client.create_order(
+                order_id=order_id, amount=payment.amount, customer=customer,
+                idempotency_key=self._key(payment, "order"), return_url=return_url,
+                note=(payment.description or "")[:200]), "create order")
+        except AcquirerRefused:
+            # Created before under another key (its key expired at Cashfree): read it back. A
+            # refusal for any other reason is refused again by the read, or has no session.
+            order = _mapped(lambda: self.client.get_order(order_id), "get order")
+        if not order.payment_session_id:
+            raise AcquirerError(f"Cashfree order {order_id} has no payment session")
+        if order.amount is not None and order.amount != payment.amount:
+            raise AcquirerError(f"Cashfree order {order_id} is for {order.amount} paise, not {payment.amount}")
+        return order.payment_session_id
+
+    def _pay(self, payment: Payment, what: str, pay: Callable[[str], PayAnswer]) -> PayAnswer | AcquirerAnswer:
+        """Order pay on the payment's order. A bank's refusal is returned as DECLINED."""
+        session = self._session(payment)
+
+        def attempt() -> PayAnswer | None:
+            try:
+                return pay(session)
+            except CashfreeDeclined:
+                return None
+
+        answer = _mapped(attempt, what)
+        if answer is None:
+            return AcquirerAnswer(Outcome.DECLINED, message="declined by the bank",
+                                  raw={"result": "declined", "step": what})
+        return answer
+
+    def _payments(self, payment: Payment) -> list[cf.Payment]:
+        """Every payment attempt on the payment's order (Cashfree's status query); an order
+        Cashfree does not know has none."""
+        try:
+            return _mapped(lambda: self.client.get_payments(payment.sabpaisa_txn_id), "get payments")
+        except AcquirerRefused:
+            return []
+
+    @staticmethod
+    def _answer(found: cf.Payment) -> AcquirerAnswer:
+        """A Cashfree payment attempt's status as the protocol's answer. One not final yet is
+        AcquirerUnavailable: the gateway asks again later and meanwhile decides nothing."""
+        raw = {"cf_payment_id": found.cf_payment_id, "payment_status": found.status,
+               "payment_group": found.payment_group}
+        if found.status in _APPROVED:
+            return AcquirerAnswer(Outcome.APPROVED, reference=found.bank_reference or found.cf_payment_id,
+                                  raw=raw)
+        if found.status in _DECLINED:
+            return AcquirerAnswer(Outcome.DECLINED, message=(found.message or found.status.lower())[:200],
+                                  raw={**raw, "error_code": found.error_code})
+        raise AcquirerUnavailable(f"Cashfree payment {found.cf_payment_id} is {found.status or 'unknown'}, "
+                                  "not final yet")
+
+    def _status(self, payment: Payment, groups: set[str], *, cf_payment_id: str = "",
+                payer_vpa: str = "") -> AcquirerAnswer:
+        """The status query for one of our steps: an approved payment of the order wins (money
+        moved, whichever attempt); else the step's latest attempt at Cashfree. Raises
+        AcquirerRefused when Cashfree has no such attempt."""
+        found = self._payments(payment)
+        approved = [p for p in found if p.status in _APPROVED]
+        if approved:
+            return self._answer(approved[0])
+        if cf_payment_id:
+            mine = [p for p in found if p.cf_payment_id == cf_payment_id]
+        else:
+            mine = [p for p in found if p.payment_group in groups]
+            if payer_vpa:
+                mine = [p for p in mine if _upi_id(p) in ("", payer_vpa)]
+        if not mine:
+            raise AcquirerRefused(f"Cashfree has no such payment on order {payment.sabpaisa_txn_id}")
+        latest = max(mine, key=lambda p: (p.raw.get("payment_time") or "", p.cf_payment_id))
+        return self._answer(latest)
+
+    # -- UPI ----------------------------------------------------------------------------------
+
+    def upi_register(self, *, payment: Payment) -> AcquirerAnswer:
+        """S2S UPI_QR and UPI_INTENT: an order and a UPI intent payment on it; `link` is
+        Cashfree's own upi://pay link, for upiQrString or intentUrl. Cashfree's qrcode channel
+        answers a PNG image, not a string, so the QR is the same link drawn by the merchant
+        (as in staging): docs/going-live.md."""
+        answer = self._pay(payment, "upi intent", lambda session: self.client.pay_upi_intent(
+            payment_session_id=session, idempotency_key=self._key(payment, "upi_register")))
+        if isinstance(answer, AcquirerAnswer):
+            raise AcquirerRefused("Cashfree declined the UPI payment")
+        link = _upi_link(answer.payload)
+        if not link:
+            raise AcquirerError("Cashfree's UPI intent answer carried no upi:// link")
+        return AcquirerAnswer(Outcome.PENDING, link=link,
+                              raw={"cf_payment_id": answer.cf_payment_id, "channel": answer.channel,
+                                   "registered": payment.sabpaisa_txn_id, "upi_link": link})
+
+    def upi_collect(self, *, payment: Payment, vpa: str) -> AcquirerAnswer:
+        return self._collect(payment, vpa, "upi_collect")
+
+    def upi_pay(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+        # A real payer's app pays Cashfree's own link; the gateway is told by webhook or the
+        # status query. Asked to take a payment from a VPA, the gateway sends a collect
+        # request to it: the payer approves it in the same app.
+        return self._collect(payment, payer_vpa, "upi_pay")
+
+    def _collect(self, payment: Payment, vpa: str, step: str) -> AcquirerAnswer:
+        vpa = vpa.strip().lower()
+        answer = self._pay(payment, "upi collect", lambda session: self.client.pay_upi_collect(
+            payment_session_id=session, vpa=vpa, idempotency_key=self._key(payment, step, _attempt(payment), vpa)))
+        if isinstance(answer, AcquirerAnswer):
+            return answer
+        return AcquirerAnswer(Outcome.PENDING, raw={"cf_payment_id": answer.cf_payment_id, "channel": answer.channel,
+                                                    "result": "collect request sent"})
+
+    def upi_status(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+        try:
+            return self._status(payment, _UPI_GROUPS, payer_vpa=payer_vpa.strip().lower())
+        except AcquirerUnavailable as exc:
+            if "not final yet" in str(exc):
+                return AcquirerAnswer(Outcome.PENDING, raw={"result": "awaiting approval"})
+            raise
+
+    def upi_cancel(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+        """Cashfree cannot withdraw one payment of an order, and terminating the order (PATCH
+        /orders/{order_id}) would end the customer's next method too. So: APPROVED when the
+        payer approved first; otherwise AcquirerError, and an approval arriving later finds
+        its attempt over and is reversed (payments.services.reversals)."""
+        answer = self.upi_status(payment=payment, payer_vpa=payer_vpa)
+        if answer.outcome in (Outcome.APPROVED, Outcome.DECLINED):
+            return answer
+        raise AcquirerError("Cashfree cannot cancel one UPI request of an order; a late approval is reversed")
+
+    # -- cards --------------------------------------------------------------------------------
+
+    @sensitive_variables("card")
+    def card_authorize(self, *, payment: Payment, card: CardInput) -> AcquirerAnswer:
+        """Order pay by card: Cashfree answers with the issuer's 3-D Secure page (`link`). The
+        challenge id (`reference`) is Cashfree's cf_payment_id, which card_verify_otp asks
+        Cashfree about once the customer is back."""
+        answer = self._pay(payment, "card pay", lambda session: self.client.pay_card(
+            payment_session_id=session, card=card, idempotency_key=self._key(payment, "card", _attempt(payment)),
+            holder_name=payment.customer_name[:100]))
+        if isinstance(answer, AcquirerAnswer):
+            return answer
+        if not answer.cf_payment_id or not answer.url:
+            raise AcquirerError("Cashfree's card answer carried no 3-D Secure page")
+        return AcquirerAnswer(Outcome.CHALLENGE, reference=answer.cf_payment_id, link=answer.url,
+                              raw={"cf_payment_id": answer.cf_payment_id, "action": answer.action,
+                                   "result": "3ds on the issuer's page", "last4": card.last4})
+
+    def card_verify_otp(self, *, payment: Payment, otp: str, challenge_ref: str) -> AcquirerAnswer:
+        """The customer is back from the issuer's page. Whatever the page said (or `otp`, which
+        Cashfree never sees), the answer is Cashfree's status of the challenge's payment."""
+        if not challenge_ref:
+            return AcquirerAnswer(Outcome.DECLINED, message="3-D Secure authentication failed (no challenge)",
+                                  raw={"result": "no challenge"})
+        return self._status(payment, _CARD_GROUPS, cf_payment_id=challenge_ref)
+
+    # -- net banking, wallets, transfers ------------------------------------------------------
+
+    def bank_redirect(self, *, payment: Payment, mode: str, bank_code: str) -> AcquirerAnswer:
+        """Net banking (NB) or wallet (WALLET): order pay, answering PENDING with the bank's or
+        wallet's page (`link`) to send the customer to. Not on the protocol yet (the sandbox's
+        bank page is the gateway's own): docs/going-live.md."""
+        key = self._key(payment, "bank", _attempt(payment))
+        if mode == "NB":
+            code = NETBANKING_CODES.get(bank_code)
+            if code is None:
+                raise AcquirerRefused(f"Cashfree has no net banking code for {bank_code}")
+            pay = lambda session: self.client.pay_netbanking(payment_session_id=session, bank_code=code,  # noqa: E731
+                                                             idempotency_key=key)
+        else:
+            provider = WALLET_PROVIDERS.get(bank_code)
+            if provider is None:
+                raise AcquirerRefused(f"Cashfree has no wallet {bank_code}")
+            phone = _phone(payment)
+            pay = lambda session: self.client.pay_wallet(payment_session_id=session, provider=provider,  # noqa: E731
+                                                         phone=phone, idempotency_key=key)
+        answer = self._pay(payment, "bank pay", pay)
+        if isinstance(answer, AcquirerAnswer):
+            return answer
+        return AcquirerAnswer(Outcome.PENDING, link=answer.url,
+                              raw={"cf_payment_id": answer.cf_payment_id, "result": "sent to the bank's page"})
+
+    def bank_authorize(self, *, payment: Payment, bank_code: str, approved: bool) -> AcquirerAnswer:
+        """The customer is back from the bank's or wallet's page; `approved` is what the page
+        said and is not trusted: the answer is Cashfree's status query. A customer who never
+        reached Cashfree's page and says no is DECLINED (nothing can have moved)."""
+        try:
+            return self._status(payment, _BANK_GROUPS)
+        except AcquirerRefused:
+            if not approved:
+                return AcquirerAnswer(Outcome.DECLINED, message="cancelled before the bank's page",
+                                      raw={"bank": bank_code, "result": "declined"})
+            raise
+
+    def transfer_details(self, *, payment: Payment) -> AcquirerAnswer:
+        """NEFT / RTGS: order pay by bank transfer, answering PENDING with Cashfree's account
+        details for the customer in `raw["account"]` (Cashfree's payload). Not on the protocol
+        yet, like bank_redirect."""
+        answer = self._pay(payment, "bank transfer", lambda session: self.client.pay_bank_transfer(
+            payment_session_id=session, idempotency_key=self._key(payment, "transfer", _attempt(payment))))
+        if isinstance(answer, AcquirerAnswer):
+            return answer
+        account = answer.payload if isinstance(answer.payload, dict) else {}
+        return AcquirerAnswer(Outcome.PENDING, raw={"cf_payment_id": answer.cf_payment_id, "account": account})
+
+    def transfer_received(self, *, payment: Payment, amount: int) -> AcquirerAnswer:
+        return self._status(payment, _TRANSFER_GROUPS)
+
+    def call_status(self, *, payment: Payment, step: str) -> AcquirerAnswer:
+        challenge = payment.card_challenge_ref if step == "card_verify_otp" else ""
+        return self._status(payment, _STEP_GROUPS.get(step, set()), cf_payment_id=challenge)
+
+    # -- refunds ------------------------------------------------------------------------------
+
+    def refund(self, *, payment: Payment, amount: int, refund_id: str) -> AcquirerAnswer:
+        """Create refund `refund_id` (idempotent on it: Cashfree refuses a second refund with the
+        same id, and then the first is read back). SUCCESS is APPROVED with Cashfree's refund id;
+        CANCELLED DECLINED; PENDING / ONHOLD PENDING (the refund webhook or the next
+        submission finalises it)."""
+        order_id = payment.sabpaisa_txn_id
+        read = lambda: _mapped(lambda: self.client.get_refund(order_id, refund_id), "get refund")  # noqa: E731
+        try:
+            refund = _mapped(lambda: self.client.create_refund(
+                order_id=order_id, refund_id=refund_id, amount=amount,
+                idempotency_key=self._key(payment, "refund", refund_id)), "create refund")
+        except AcquirerRefused as refused:
+            try:
+                refund = read()
+            except AcquirerRefused:
+                return AcquirerAnswer(Outcome.DECLINED, message=str(refused)[:200], raw={"result": "refused"})
+        else:
+            if refund.status not in _REFUND_FINAL:
+                # Sent again (the sweep), the same key replays the first answer: read the refund
+                # as it stands now.
+                refund = read()
+        return _refund_answer(refund)
+
+    def reverse(self, *, payment: Payment, bank_rrn: str, amount: int, reversal_id: str) -> AcquirerAnswer:
+        """A refund of the whole approval, under refund id `reversal_id` (idempotent on it).
+        While Cashfree's refund is PENDING the answer is PENDING, and the reversal is sent
+        again later (payments.services.reversals), which reads it as it then stands."""
+        answer = self.refund(payment=payment, amount=amount, refund_id=reversal_id)
+        return AcquirerAnswer(answer.outcome, reference=answer.reference, message=answer.message,
+                              raw={**answer.raw, "approval": bank_rrn})
+
+
+def _refund_answer(refund: cf.Refund) -> AcquirerAnswer:
+    raw = {"cf_refund_id": refund.cf_refund_id, "refund_status": refund.status, "refund_arn": refund.arn}
+    reference = refund.cf_refund_id or refund.refund_id
+    if refund.status == "SUCCESS":
+        return AcquirerAnswer(Outcome.APPROVED, reference=reference, raw=raw)
+    if refund.status == "CANCELLED":
+        return AcquirerAnswer(Outcome.DECLINED, reference=reference, message="refund cancelled by Cashfree", raw=raw)
+    return AcquirerAnswer(Outcome.PENDING, reference=reference, raw=raw)
+
+
+def _upi_id(found: cf.Payment) -> str:
+    method = found.raw.get("payment_method")
+    upi = method.get("upi") if isinstance(method, dict) else None
+    return str(upi.get("upi_id") or "").lower() if isinstance(upi, dict) else ""
+
+
+def _upi_link(payload) -> str:
+    """The upi://pay link of Cashfree's intent answer (payload `default`, or any app's)."""
+    if not isinstance(payload, dict):
+        return ""
+    links = [payload.get("default"), *payload.values()]
+    return next((link for link in links if isinstance(link, str) and link.lower().startswith("upi://")), "")
