@@ -17,7 +17,7 @@ Guarantees, in the order they are met:
   refund_mark_failed, as refund_submit's answers do. Each transition checks its table, so
   applying a notice twice changes nothing the second time.
 
-What a notice is trusted with (docs/decisions.md, issue 22):
+What a notice is trusted with, and why:
 
 - SUCCESS is applied as it says: its signature is Cashfree's, and the gateway's status query
   would ask the same Cashfree. Its amount must be the payment's, or it is ignored (logged as
@@ -49,6 +49,9 @@ from django.db.models import F
 
 from payments.acquirer.base import AcquirerAnswer, Outcome
 from payments.models import AcquirerNotice, Payment
+from payments.services.cutoff import STEP_BY_MODE
+from payments.services.hosted import step_answer_apply
+from payments.state import InvalidTransition
 
 from .client import PRODUCTION_BASE_URL, SANDBOX_BASE_URL, CashfreeClient
 from .errors import CashfreeError
@@ -203,10 +206,6 @@ def _confirmed_answer(order_id: str, item: Mapping) -> AcquirerAnswer | None:
 
 
 def _apply_payment(notice: AcquirerNotice, data: dict) -> None:
-    from payments.services.cutoff import STEP_BY_MODE
-    from payments.services.hosted import step_answer_apply
-    from payments.state import InvalidTransition
-
     item = data["payment"]
     payment = payment_for_order(notice.order_id)
     if payment is None:
