@@ -3,7 +3,7 @@ instances in and out exactly as the ORM makes them (the same column converters, 
 `pre_save` and `get_db_prep_save`).
 
 Why: compiling a queryset costs the ORM about as much CPU as a whole bare Django request, and
-more than PostgreSQL spends answering it (benchmarks/RESULTS.md). The statements here are
+more than PostgreSQL spends answering it (docs/decisions.md, D1). The statements here are
 written once, from the models' own column names, so a new field is picked up by itself.
 Everything else keeps the ORM.
 """

@@ -36,7 +36,7 @@ def _key_sql() -> str:
 # key and merchant, and reading them was the largest single cost of an enquiry; most requests
 # come from a few merchants, so a row read less than API_KEY_CACHE_SECONDS ago is used again.
 # A change saved in this process forgets them at once (_forget); other processes see it within
-# API_KEY_CACHE_SECONDS (docs/decisions.md). Only keys that exist are kept, so random prefixes
+# API_KEY_CACHE_SECONDS (docs/decisions.md, D7). Only keys that exist are kept, so random prefixes
 # cannot fill it.
 _recent: dict[str, tuple[float, tuple]] = {}
 _RECENT_MAX = 10_000

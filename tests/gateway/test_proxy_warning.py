@@ -19,7 +19,7 @@ def _not_warned_yet(monkeypatch):
 
 
 def proxy_warnings(caplog):
-    return [r for r in caplog.records if r.name == "gateway.core.clientip" and r.levelno == logging.WARNING]
+    return [r for r in caplog.records if r.name == "gateway.clientip" and r.levelno == logging.WARNING]
 
 
 def test_a_forwarded_request_from_a_private_address_warns_once_when_no_proxy_is_trusted(settings, caplog):

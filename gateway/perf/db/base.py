@@ -3,7 +3,7 @@
 With CONN_HEALTH_CHECKS Django sends `SELECT 1` before the first statement of every request
 that reuses a connection, so that a connection the server closed meanwhile (a restart, a
 failover, an idle timeout) is replaced rather than failing the request. That was a tenth of
-what enquiry cost the web process and PostgreSQL (benchmarks/RESULTS.md).
+what enquiry cost the web process and PostgreSQL (docs/decisions.md, D4).
 
 A server that ends a connection says so on its socket: it sends an error message and closes
 it, and the socket becomes readable. A connection at rest between requests has nothing to

@@ -1,0 +1,95 @@
+"""docs/architecture.md keeps its promise that a reader can place any file on its floor from
+the page alone: every Python file outside tests/ matches a rule of its "Placing a file" table,
+and every repository path the page names exists, unless the page marks it *(planned)*. Both
+fail naming the file or path, so whoever adds a package (or merges a branch that did) adds
+its rule, and whoever lands a planned module drops its mark."""
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "architecture.md"
+# Not the project's: environments, caches and what runs leave behind.
+SKIPPED_DIRS = {"tests", "node_modules", "__pycache__", "var", "artifacts"}
+TOP_LEVEL = ("gateway/", "payments/", "refunds/", "tokens/", "webhooks/", "templates/", "static/",
+             "locale/", "tests/", "benchmarks/", "scripts/", "docs/")
+
+
+def project_python_files() -> list[str]:
+    found = []
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT).parts
+        if any(part.startswith(".") or part in SKIPPED_DIRS for part in parts[:-1]):
+            continue
+        found.append("/".join(parts))
+    return sorted(found)
+
+
+def placing_rules() -> list[str]:
+    """The path patterns in the first column of the page's "Placing a file" table."""
+    text = PAGE.read_text(encoding="utf-8")
+    start = text.index("### Placing a file")
+    section = text[start:text.index("\n## ", start)]
+    rules = []
+    for line in section.splitlines():
+        if line.startswith("|") and not line.startswith("|---"):
+            first_cell = line.strip("|").split("|")[0]
+            rules += re.findall(r"`([^`]+)`", first_cell)
+    return rules
+
+
+def placed(path: str, rules: list[str]) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    for rule in rules:
+        if rule.endswith("/") and path.startswith(rule):
+            return True
+        if "*" in rule and (fnmatch.fnmatch(path, rule) or ("/" not in rule and fnmatch.fnmatch(name, rule))):
+            return True
+        if rule == path or ("/" not in rule and rule == name):
+            return True
+    return False
+
+
+def test_the_rules_are_read_from_the_page():
+    rules = placing_rules()
+    assert {"gateway/core/", "payments/checkout/", "*/admin.py", "manage.py"} <= set(rules), rules
+    assert not placed("newpackage/module.py", rules)
+    assert placed("payments/services/s2s.py", rules)
+
+
+def test_every_python_file_outside_tests_is_placed_by_a_rule_of_the_architecture_page():
+    rules = placing_rules()
+    files = project_python_files()
+    assert "gateway/settings.py" in files and "payments/services/s2s.py" in files
+    missing = [path for path in files if not placed(path, rules)]
+    assert not missing, ("docs/architecture.md, \"Placing a file\": no rule places these files; add a row "
+                         "(folder, floor, exceptions) for their folder:\n" + "\n".join(missing))
+
+
+def named_paths(text: str) -> list[tuple[int, str, bool]]:
+    """(line, path, marked planned) for every repository path the page writes in code."""
+    found = []
+    for match in re.finditer(r"`([^`\s]+)`", text):
+        path = match.group(1).rstrip(".,;:")
+        if not path.startswith(TOP_LEVEL) and path not in ("manage.py", "gunicorn.conf.py"):
+            continue
+        if any(char in path for char in "*<>"):
+            continue  # a pattern, not a path
+        # The mark belongs to this path when it follows before the next code span or sentence.
+        rest = re.split(r"`|(?<=[.;])\s", text[match.end():], maxsplit=1)[0]
+        found.append((text.count("\n", 0, match.start()) + 1, path, "(planned)" in rest))
+    return found
+
+
+def test_every_path_the_architecture_page_names_exists_or_is_marked_planned():
+    text = PAGE.read_text(encoding="utf-8")
+    paths = named_paths(text)
+    assert any(path == "payments/services/s2s.py" for _, path, _ in paths)
+    assert named_paths("`payments/a.py` and `payments/b.py` *(planned)*.") == [
+        (1, "payments/a.py", False), (1, "payments/b.py", True)]
+    missing = [f"line {line}: `{path}`" for line, path, planned in paths
+               if not planned and not (ROOT / path).exists()]
+    assert not missing, ("docs/architecture.md names paths that do not exist: fix the name, or mark a "
+                         "module still to come *(planned)* in the same sentence:\n" + "\n".join(missing))
