@@ -235,3 +235,43 @@ def test_a_cancelled_refund_fails(shop, client, cashfree):
     cashfree.settle_refund(refund.payment.sabpaisa_txn_id, refund.refund_id, "CANCELLED")
     refund.refresh_from_db()
     assert (refund.status, refund.failure_reason) == (Refund.Status.FAILED, "Refund cancelled by the bank")
+
+
+def test_a_notice_whose_application_broke_is_answered_503_and_applied_on_the_next_delivery(
+        shop, client, cashfree, monkeypatch):
+    from payments.acquirer.cashfree import inbound
+
+    payment = paying(shop, client)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(inbound, "step_answer_apply", broken)
+    cashfree.settle_payment(payment.sabpaisa_txn_id, "SUCCESS")
+    first = cashfree.deliveries[0]
+    assert (first.status, first.answer["errorCode"]) == (503, "SERVICE_UNAVAILABLE")  # never a 500
+    notice = AcquirerNotice.objects.get()
+    assert (notice.status, notice.result) == (N.RECEIVED, "not applied: RuntimeError")
+    monkeypatch.undo()
+    again = cashfree.send_webhook(json.loads(first.body), body=first.body)
+    assert again.status == 200 and again.answer["status"] == "APPLIED"
+    assert Payment.objects.get(pk=payment.pk).status == S.SUCCESS
+
+
+def test_a_delivery_arriving_while_the_first_is_applied_does_not_apply_it_twice(shop, client, cashfree,
+                                                                                monkeypatch):
+    from payments.acquirer.cashfree import inbound
+
+    payment = paying(shop, client)
+    monkeypatch.setattr(inbound, "_apply", lambda notice, payload: None)  # the first, still applying
+    cashfree.settle_payment(payment.sabpaisa_txn_id, "SUCCESS")
+    first = cashfree.deliveries[0]
+    monkeypatch.undo()
+    during = cashfree.send_webhook(json.loads(first.body), body=first.body)
+    assert during.status == 200 and during.answer["duplicate"] is True
+    assert Payment.objects.get(pk=payment.pk).status == S.PROCESSING
+    # The first one's process died: after RETAKE_AFTER the next delivery applies it.
+    AcquirerNotice.objects.update(updated_at=timezone.now() - inbound.RETAKE_AFTER - timedelta(seconds=1))
+    after = cashfree.send_webhook(json.loads(first.body), body=first.body)
+    assert after.status == 200 and after.answer["status"] == "APPLIED"
+    assert Payment.objects.get(pk=payment.pk).status == S.SUCCESS

@@ -8,7 +8,7 @@ Guarantees, in the order they are met:
 - Recorded untrusted first: one AcquirerNotice per delivered body, committed before anything
   acts on it. The same body again (a replay inside the window, Cashfree's own retry) finds the
   row: it counts the delivery and changes nothing, unless the first delivery's application
-  never finished (the row is still RECEIVED), in which case it is applied now.
+  failed or was cut off (the row is still RECEIVED), in which case it is applied now, once.
 - Applied through the same transitions as an acquirer's answers: a payment notice becomes an
   AcquirerAnswer and goes through payments.services.hosted.step_answer_apply, the function
   that applies the answer to a hosted step and to a cut-off call's status query alike (a
@@ -46,8 +46,10 @@ from typing import Any, Mapping
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.db.models.functions import Now
+from django.utils import timezone
 
-from payments.acquirer.base import AcquirerAnswer, Outcome
+from payments.acquirer.base import CALL_TIME_LIMIT, AcquirerAnswer, Outcome
 from payments.models import AcquirerNotice, Payment
 from payments.services.cutoff import STEP_BY_MODE
 from payments.services.hosted import step_answer_apply
@@ -66,6 +68,9 @@ NOTICE_STEP = "cashfree_webhook"
 # The status query that confirms a failure: short, since Cashfree waits for our answer.
 CONFIRM_TIMEOUT_SECONDS = 5.0
 FAILED_STATUSES = frozenset({"FAILED", "USER_DROPPED", "CANCELLED", "VOID"})
+# A notice left RECEIVED with no result this long ago was being applied by a process that died:
+# its next delivery applies it. Applying one takes at most a status query (CALL_TIME_LIMIT).
+RETAKE_AFTER = CALL_TIME_LIMIT
 N = AcquirerNotice.Status
 
 
@@ -110,12 +115,30 @@ def notice_receive(*, headers: Mapping[str, str], raw_body: bytes, now: float | 
     payload = verify_webhook(secret=webhook_secret(), headers=headers, raw_body=raw_body, now=now)
     lowered = {key.lower(): value for key, value in headers.items()}
     notice, first = _record(payload, raw_body, lowered[TIMESTAMP_HEADER])
-    if not first and notice.status != N.RECEIVED:
-        logger.info("cashfree notice %s (%s) delivered again; already %s", notice.pk, notice.event_type,
-                    notice.status)
+    if not first and not _retake(notice):
+        logger.info("cashfree notice %s (%s) delivered again; %s", notice.pk, notice.event_type, notice.status)
         return NoticeOutcome(notice, duplicate=True)
-    _apply(notice, payload)
+    try:
+        _apply(notice, payload)
+    except Exception as exc:
+        # Left RECEIVED, saying why, for the acquirer's next delivery of it to apply (_retake).
+        AcquirerNotice.objects.filter(pk=notice.pk, status=N.RECEIVED).update(
+            result=f"not applied: {type(exc).__name__}"[:200], updated_at=Now())
+        raise
     return NoticeOutcome(notice, duplicate=False)
+
+
+def _retake(notice: AcquirerNotice) -> bool:
+    """Whether this delivery of a notice recorded before is to apply it: only one left
+    RECEIVED whose application failed (its result says so) or was cut off (untouched for
+    RETAKE_AFTER: the process died), and only the delivery whose conditional update takes it,
+    so that deliveries arriving together apply it once. Not while the first one is applying."""
+    if notice.status != N.RECEIVED:
+        return False
+    if not notice.result and notice.updated_at > timezone.now() - RETAKE_AFTER:
+        return False
+    return bool(AcquirerNotice.objects.filter(pk=notice.pk, status=N.RECEIVED, updated_at=notice.updated_at)
+                .update(result="", updated_at=Now()))
 
 
 def _record(payload: dict, raw_body: bytes, timestamp: str) -> tuple[AcquirerNotice, bool]:
