@@ -84,7 +84,8 @@ def run_production(**extra) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GATEWAY_", "DJANGO_"))}
     env.update({"GATEWAY_ENV": "production", "GATEWAY_PUBLIC_URL": "https://pay.example.com",
                 "DJANGO_SECRET_KEY": "a-real-production-secret-key-of-enough-length-0123456789abcdef",
-                "GATEWAY_ENCRYPTION_KEYS": Fernet.generate_key().decode(), "GATEWAY_ACQUIRER": "bank",
+                "GATEWAY_ENCRYPTION_KEYS": Fernet.generate_key().decode(), "GATEWAY_ACQUIRER": "cashfree",
+                "CASHFREE_CLIENT_ID": "CF1234567890", "CASHFREE_CLIENT_SECRET": "cfsk_ma_prod_0123456789abcdef",
                 "DJANGO_SETTINGS_MODULE": "gateway.settings", **extra})
     return subprocess.run([sys.executable, "-c", PRODUCTION_PROBE], cwd=ROOT, capture_output=True,
                           text=True, timeout=120, env=env)

@@ -71,16 +71,20 @@ WALLET_PROVIDERS = {"PAYTM": "paytm", "PHONEPE": "phonepe", "AMAZONPAY": "amazon
 
 # Cashfree's payment_status values, as the gateway reads them.
 _APPROVED = {"SUCCESS"}
-_DECLINED = {"FAILED", "USER_DROPPED", "CANCELLED", "VOID"}
-_OPEN = {"PENDING", "NOT_ATTEMPTED"}
+_DECLINED = {"FAILED", "USER_DROPPED", "CANCELLED", "VOID"}  # any other (PENDING, NOT_ATTEMPTED): not final
 # Cashfree's payment_group of each of our steps' payments.
 _UPI_GROUPS = {"upi", "upi_ppi", "upi_credit_card", "upi_ppi_offline"}
 _CARD_GROUPS = {"credit_card", "debit_card", "prepaid_card", "corporate_credit_card", "card"}
 _BANK_GROUPS = {"net_banking", "wallet", "app"}
 _TRANSFER_GROUPS = {"bank_transfer", "banktransfer"}
 _REFUND_FINAL = {"SUCCESS", "CANCELLED"}
+_CONFLICT = 409  # Cashfree: an order or refund with that id exists already
 _STEP_GROUPS = {"card_verify_otp": _CARD_GROUPS, "bank_authorize": _BANK_GROUPS,
                 "transfer_received": _TRANSFER_GROUPS}
+
+
+class NotFinal(AcquirerUnavailable):
+    """Cashfree's payment is not final yet (PENDING, NOT_ATTEMPTED): ask again later."""
 
 
 def _mapped(call: Callable[[], T], what: str) -> T:
@@ -119,8 +123,15 @@ def _customer(payment: Payment) -> Customer:
     # merchant, email and phone, and revealing neither.
     phone = _phone(payment)
     digest = hashlib.sha256(f"{payment.merchant_id}|{payment.customer_email.lower()}|{phone}".encode())
+    # Email and name are optional at Cashfree but 3 to 100 characters when sent: one outside
+    # that is left out rather than cut (a cut email is another address).
     return Customer(customer_id="gwc_" + digest.hexdigest()[:32], phone=phone,
-                    email=payment.customer_email[:100], name=payment.customer_name[:100])
+                    email=_within(payment.customer_email.strip(), 3, 100),
+                    name=_within(payment.customer_name.strip(), 3, 100))
+
+
+def _within(value: str, low: int, high: int) -> str:
+    return value if low <= len(value) <= high else ""
 
 
 def _attempt(payment: Payment) -> str:
@@ -158,15 +169,20 @@ class CashfreeAcquirer:
         order_id = payment.sabpaisa_txn_id
         return_url = self.return_url.format(payment_id=payment.payment_id) if self.return_url else ""
         customer = _customer(payment)
-        try:
-            order = _mapped(lambda: self.client.create_order(
-                order_id=order_id, amount=payment.amount, customer=customer,
-                idempotency_key=self._key(payment, "order"), return_url=return_url,
-                note=(payment.description or "")[:200]), "create order")
-        except AcquirerRefused:
-            # Created before under another key (its key expired at Cashfree): read it back. A
-            # refusal for any other reason is refused again by the read, or has no session.
-            order = _mapped(lambda: self.client.get_order(order_id), "get order")
+
+        def create() -> cf.Order:
+            try:
+                return self.client.create_order(
+                    order_id=order_id, amount=payment.amount, customer=customer,
+                    idempotency_key=self._key(payment, "order"), return_url=return_url,
+                    note=_within((payment.description or "").strip()[:200], 3, 200))
+            except CashfreeBadRequest as exc:
+                if exc.status != _CONFLICT:
+                    raise
+                # Created before under another key (Cashfree keeps keys for a while only).
+                return self.client.get_order(order_id)
+
+        order = _mapped(create, "create order")
         if not order.payment_session_id:
             raise AcquirerError(f"Cashfree order {order_id} has no payment session")
         if order.amount is not None and order.amount != payment.amount:
@@ -209,8 +225,7 @@ class CashfreeAcquirer:
         if found.status in _DECLINED:
             return AcquirerAnswer(Outcome.DECLINED, message=(found.message or found.status.lower())[:200],
                                   raw={**raw, "error_code": found.error_code})
-        raise AcquirerUnavailable(f"Cashfree payment {found.cf_payment_id} is {found.status or 'unknown'}, "
-                                  "not final yet")
+        raise NotFinal(f"Cashfree payment {found.cf_payment_id} is {found.status or 'unknown'}, not final yet")
 
     def _status(self, payment: Payment, groups: set[str], *, cf_payment_id: str = "",
                 payer_vpa: str = "") -> AcquirerAnswer:
@@ -271,10 +286,8 @@ class CashfreeAcquirer:
     def upi_status(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
         try:
             return self._status(payment, _UPI_GROUPS, payer_vpa=payer_vpa.strip().lower())
-        except AcquirerUnavailable as exc:
-            if "not final yet" in str(exc):
-                return AcquirerAnswer(Outcome.PENDING, raw={"result": "awaiting approval"})
-            raise
+        except NotFinal:
+            return AcquirerAnswer(Outcome.PENDING, raw={"result": "awaiting approval"})
 
     def upi_cancel(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
         """Cashfree cannot withdraw one payment of an order, and terminating the order (PATCH
@@ -295,7 +308,7 @@ class CashfreeAcquirer:
         Cashfree about once the customer is back."""
         answer = self._pay(payment, "card pay", lambda session: self.client.pay_card(
             payment_session_id=session, card=card, idempotency_key=self._key(payment, "card", _attempt(payment)),
-            holder_name=payment.customer_name[:100]))
+            holder_name=_within(payment.customer_name.strip(), 3, 100)))
         if isinstance(answer, AcquirerAnswer):
             return answer
         if not answer.cf_payment_id or not answer.url:
@@ -376,21 +389,25 @@ class CashfreeAcquirer:
         CANCELLED DECLINED; PENDING / ONHOLD PENDING (the refund webhook or the next
         submission finalises it)."""
         order_id = payment.sabpaisa_txn_id
-        read = lambda: _mapped(lambda: self.client.get_refund(order_id, refund_id), "get refund")  # noqa: E731
-        try:
-            refund = _mapped(lambda: self.client.create_refund(
-                order_id=order_id, refund_id=refund_id, amount=amount,
-                idempotency_key=self._key(payment, "refund", refund_id)), "create refund")
-        except AcquirerRefused as refused:
+        refund_id = cashfree_refund_id(refund_id)
+        read = lambda: self.client.get_refund(order_id, refund_id)  # noqa: E731
+
+        def create() -> cf.Refund:
             try:
-                refund = read()
-            except AcquirerRefused:
-                return AcquirerAnswer(Outcome.DECLINED, message=str(refused)[:200], raw={"result": "refused"})
-        else:
-            if refund.status not in _REFUND_FINAL:
-                # Sent again (the sweep), the same key replays the first answer: read the refund
-                # as it stands now.
-                refund = read()
+                created = self.client.create_refund(order_id=order_id, refund_id=refund_id, amount=amount,
+                                                    idempotency_key=self._key(payment, "refund", refund_id))
+            except CashfreeBadRequest as exc:
+                if exc.status != _CONFLICT:
+                    raise
+                return read()  # a refund with this id exists: the first submission's
+            # Sent again (the sweep), the same key replays the first answer: read the refund as
+            # it stands now.
+            return created if created.status in _REFUND_FINAL else read()
+
+        try:
+            refund = _mapped(create, "refund")
+        except AcquirerRefused as refused:  # Cashfree will not refund this (amount, order state)
+            return AcquirerAnswer(Outcome.DECLINED, message=str(refused)[:200], raw={"result": "refused"})
         return _refund_answer(refund)
 
     def reverse(self, *, payment: Payment, bank_rrn: str, amount: int, reversal_id: str) -> AcquirerAnswer:
@@ -400,6 +417,15 @@ class CashfreeAcquirer:
         answer = self.refund(payment=payment, amount=amount, refund_id=reversal_id)
         return AcquirerAnswer(answer.outcome, reference=answer.reference, message=answer.message,
                               raw={**answer.raw, "approval": bank_rrn})
+
+
+def cashfree_refund_id(refund_id: str) -> str:
+    """The refund_id Cashfree knows our refund by: ours when it fits Cashfree's 3 to 40
+    characters, else one derived from it (a merchant's refundId may have 1 to 64): the same on
+    every submission, so Cashfree refunds it once."""
+    if 3 <= len(refund_id) <= 40:
+        return refund_id
+    return "gwr_" + hashlib.sha256(refund_id.encode()).hexdigest()[:32]
 
 
 def _refund_answer(refund: cf.Refund) -> AcquirerAnswer:

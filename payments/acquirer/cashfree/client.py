@@ -1,6 +1,6 @@
 """A client for Cashfree's Payment Gateway API (version 2025-01-01): orders, order pay, status
-queries and refunds. Standalone: the Acquirer adapter that maps these calls onto the gateway's
-flows comes with issue 22, on issue 21's acquirer seam.
+queries and refunds. acquirer.py maps these calls onto the gateway's flows (the Acquirer
+protocol).
 
 Why direct HTTP and not PyPI `cashfree-pg`: the official client is generated code that keeps
 the client id, secret and environment in class attributes (`Cashfree.XClientId = ...`), one set
