@@ -28,6 +28,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from tests.support.waiting import wait_until
+
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
@@ -45,16 +47,6 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as s:
         s.settimeout(0.2)
         return s.connect_ex((host, port)) == 0
-
-
-def wait_until(predicate, timeout: float, what: str, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise RuntimeError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 def rss_kib(pid: int) -> int:

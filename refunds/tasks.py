@@ -1,18 +1,19 @@
 """Thin Celery tasks: take ids, call one service. The refund rows, not Celery's retry counter,
-decide what still needs the bank (refunds.services)."""
+decide what still needs the bank (refunds.submission). refunds.services queues refund_process;
+nothing this module imports imports it."""
 from celery import shared_task
 
-from refunds import services
+from refunds import submission
 
 
 @shared_task(name="refunds.tasks.refund_process", ignore_result=True)
 def refund_process(refund_pk: int) -> None:
     """Submit one INITIATED refund to the bank and record the answer; a no-op when it is final
     or another worker holds it (safe to repeat)."""
-    services.refund_submit(refund_pk=refund_pk)
+    submission.refund_submit(refund_pk=refund_pk)
 
 
 @shared_task(name="refunds.tasks.refunds_pending_sweep", ignore_result=True)
 def refunds_pending_sweep() -> int:
     """The beat's safety net: submits INITIATED refunds whose processing task was lost."""
-    return services.refunds_pending_process()
+    return submission.refunds_pending_process()

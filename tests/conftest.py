@@ -1,3 +1,5 @@
+import time
+
 import pytest
 from django.core.servers.basehttp import WSGIServer
 from django.core.cache import cache
@@ -9,6 +11,33 @@ from tests.support.factories import make_merchant
 # waits a second for TCP to retry its SYN, which would hide what the concurrency tests measure.
 # gunicorn listens with 2048; give every live test server a backlog like a real one.
 WSGIServer.request_queue_size = max(WSGIServer.request_queue_size, 128)
+
+
+def _flush_retrying_deadlocks(flush):
+    """A transactional test ends by emptying every table (TRUNCATE, one table's lock after
+    another). A real Celery worker with beat, kept for a whole module, may be reading those
+    tables in another order at that moment, and PostgreSQL breaks the deadlock by cancelling
+    the flush. The flush is then simply run again, as the worker's sweep holds nothing long."""
+
+    def teardown(self):
+        from django.db import OperationalError
+
+        for attempt in range(5):
+            try:
+                return flush(self)
+            except Exception as exc:  # CommandError wraps the OperationalError
+                cause = exc.__cause__ or exc
+                if attempt == 4 or not isinstance(cause, OperationalError) or "deadlock" not in str(cause):
+                    raise
+                time.sleep(0.2)
+
+    return teardown
+
+
+def pytest_configure(config):
+    from django.test import TransactionTestCase
+
+    TransactionTestCase._fixture_teardown = _flush_retrying_deadlocks(TransactionTestCase._fixture_teardown)
 
 
 @pytest.fixture(autouse=True)

@@ -56,10 +56,35 @@ class AcquirerRefused(AcquirerError):
 
 
 class Acquirer(Protocol):
+    """Everything the gateway asks of an acquirer. The services ask these methods, never which
+    acquirer it is: a new one (payments.acquirer.cashfree) implements them, usually on top of
+    RealAcquirer's defaults, and is chosen by GATEWAY_ACQUIRER (payments.acquirer.get_acquirer)."""
+
     name: str
     # The hosted checkout's method codes (gateway.platform.methods.CODES) this acquirer can
     # carry; a method outside it is offered to no merchant. Absent: every method.
     methods: frozenset[str]
+
+    def upi_vpa_check(self, vpa: str) -> str:
+        """The payer VPA a UPI pay request is made from, given `vpa` as the customer typed it
+        (well-formed, lower-cased): `vpa` itself, or the VPA it stands for. Raises ValueError,
+        with a message the customer can act on, when this acquirer takes no request from it
+        (the sandbox: anything but its test VPAs). A real acquirer accepts any VPA here; the
+        payer's bank decides."""
+
+    def upi_pending(self, *, payment: Payment, payer_vpa: str) -> None:
+        """Called once upi_pay (or upi_status) answered PENDING for `payer_vpa`'s request and
+        that answer is recorded in the payment's story: whatever the acquirer itself does
+        while its final answer is awaited. A real acquirer: nothing (its callback, or the
+        status query of a cut-off request, brings the answer). The sandbox: its payer's bank
+        approves success@sandbox after a delay, and timeout@sandbox moves the payment's
+        deadline earlier. Never raises for an acquirer's trouble; called with no lock held."""
+
+    def upi_pending_sweep(self, *, now=None) -> int:
+        """The payments sweep calls this before anything expires: the acquirer finishes what
+        it left pending on its own side and could not be relied on to finish otherwise.
+        Returns how many payments it moved. A real acquirer: nothing (0). The sandbox: the
+        approvals of success@sandbox whose queued message was lost."""
 
     def upi_register(self, *, payment: Payment) -> AcquirerAnswer:
         """S2S: register a UPI QR / intent payment so the acquirer accepts it. PENDING or raises."""
@@ -113,3 +138,21 @@ class Acquirer(Protocol):
         DECLINED (`message` says why). Idempotent on `reversal_id`: sent again after an error,
         it answers as the first time and reverses nothing twice. Raises AcquirerUnavailable
         (or AcquirerError) when it gave no answer: it is sent again later."""
+
+
+class RealAcquirer:
+    """The defaults of an acquirer that moves real money, for a real one to inherit: any VPA is
+    taken (the payer's bank decides), and nothing happens on the acquirer's own side while a
+    UPI answer is awaited (its callback, or the status query, brings it). An implementation
+    still provides every call of the Acquirer protocol that moves money or asks about it."""
+
+    name = ""
+
+    def upi_vpa_check(self, vpa: str) -> str:
+        return vpa
+
+    def upi_pending(self, *, payment: Payment, payer_vpa: str) -> None:
+        return None
+
+    def upi_pending_sweep(self, *, now=None) -> int:
+        return 0

@@ -95,6 +95,27 @@ def upi_request_cancelled(*, payment_id: int, attempt: int) -> bool:
 class SandboxAcquirer:
     name = "sandbox"
 
+    def upi_vpa_check(self, vpa: str) -> str:
+        test_vpa = sandbox_test_vpa(vpa)
+        if test_vpa is None:
+            known = ", ".join((*UPI_TEST_VPAS, *UPI_TEST_VPA_ALIASES))
+            raise ValueError(f"{vpa} is not a sandbox test VPA (use one of {known})")
+        return test_vpa
+
+    # The sandbox's payer's bank (payments.sandbox_upi) approves through the payment services,
+    # as a real bank's answer arrives over HTTP: it sits above them, so this adapter, below the
+    # services, reaches it only when called, never when imported.
+
+    def upi_pending(self, *, payment: Payment, payer_vpa: str) -> None:
+        from payments.sandbox_upi.payer import upi_sandbox_request_pending
+
+        upi_sandbox_request_pending(payment=payment, vpa=payer_vpa)
+
+    def upi_pending_sweep(self, *, now=None) -> int:
+        from payments.sandbox_upi.approvals import upi_sandbox_approvals_due
+
+        return upi_sandbox_approvals_due(now=now)
+
     def upi_register(self, *, payment: Payment) -> AcquirerAnswer:
         failure = S2S_START_FAILURES.get(payment.amount)
         if failure is not None:

@@ -8,6 +8,8 @@ final. Who may see a page: access. What a page shows: display.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from django.conf import settings
 from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -48,6 +50,33 @@ STATUS_REFRESH_SECONDS = 3
 TRANSFER_LABELS = {M.NEFT: "NEFT", M.RTGS: "RTGS", M.CHALLAN: _("cash challan")}
 
 
+class _Step:
+    """What became of one step of the customer's payment (_checkout_step)."""
+
+    moved_on = False  # the payment had already left the state the step starts from
+    error: str | None = None  # the GatewayError's message for the customer (show_errors only)
+
+
+@contextmanager
+def _checkout_step(*, show_errors: bool = False):
+    """Runs one step of the customer's payment (a service call), as every page here runs one.
+
+    InvalidTransition means the payment moved on meanwhile (another tab, the worker, the
+    expiry sweep): no error for the customer, because the page that follows (go_on) shows
+    where the payment is now; `step.moved_on` records it. With show_errors, any other
+    GatewayError becomes `step.error`, its message for the page to show beside the form;
+    without, it goes on to checkout_page, which answers with the checkout's error page."""
+    step = _Step()
+    try:
+        yield step
+    except InvalidTransition:
+        step.moved_on = True
+    except GatewayError as exc:
+        if not show_errors:
+            raise
+        step.error = plain(exc)
+
+
 # --- pages ----------------------------------------------------------------------------------
 
 set_language = checkout_page(require_POST(i18n_views.set_language))
@@ -77,12 +106,10 @@ def upi(request, payment_id: str):
         return render_methods(request, payment, open_method=M.UPI, errors=form.errors, values=typed)
     from payments.services.upi import upi_pay
 
-    try:
+    with _checkout_step(show_errors=True) as step:
         upi_pay(payment_id=payment.pk, payer_vpa=form.cleaned_data["vpa"])
-    except InvalidTransition:
-        pass
-    except GatewayError as exc:
-        return render_methods(request, payment, open_method=M.UPI, errors={"vpa": [plain(exc)]}, values=typed)
+    if step.error is not None:
+        return render_methods(request, payment, open_method=M.UPI, errors={"vpa": [step.error]}, values=typed)
     return go_on(payment)
 
 
@@ -99,10 +126,8 @@ def card(request, payment_id: str):
         return render_methods(request, payment, open_method=M.CARD, errors=form.errors)
     # The consent checkbox exists in staging only; a forged one in production is ignored.
     save_card = form.cleaned_data["save_card"] and not settings.IS_PRODUCTION
-    try:
+    with _checkout_step():
         hosted.hosted_card_pay(payment=payment, card=form.cleaned_data["card"], save_card=save_card)
-    except InvalidTransition:
-        pass
     return go_on(payment)
 
 
@@ -121,12 +146,10 @@ def card_saved(request, payment_id: str):
     form = forms.SavedCardForm(request.POST, network=token.network)
     if not form.is_valid():
         return render_methods(request, payment, open_method=M.CARD, errors=form.errors)
-    try:
+    with _checkout_step(show_errors=True) as step:
         hosted.hosted_saved_card_pay(payment=payment, cvv=form.cleaned_data["card_cvv"])
-    except InvalidTransition:
-        pass
-    except GatewayError as exc:
-        return render_methods(request, payment, open_method=M.CARD, errors={"saved_card": [plain(exc)]})
+    if step.error is not None:
+        return render_methods(request, payment, open_method=M.CARD, errors={"saved_card": [step.error]})
     return go_on(payment)
 
 
@@ -143,13 +166,11 @@ def card_otp(request, payment_id: str):
     if request.method == "POST":
         form = forms.OtpForm(request.POST)
         if form.is_valid():
-            try:
+            with _checkout_step(show_errors=True) as step:
                 hosted.hosted_card_verify_otp(payment=payment, otp=form.cleaned_data["otp"])
-            except InvalidTransition:
-                pass
-            except GatewayError as exc:
-                errors = {"otp": [plain(exc)]}
-            else:
+            if step.error is not None:
+                errors = {"otp": [step.error]}
+            elif not step.moved_on:
                 return go_on(payment)
         else:
             errors = form.errors
@@ -162,10 +183,8 @@ def _bank_start(request, payment_id: str, mode: str, form_class, field: str):
     form = form_class(request.POST)
     if not form.is_valid():
         return render_methods(request, payment, open_method=mode, errors=form.errors)
-    try:
+    with _checkout_step():
         hosted.hosted_bank_start(payment=payment, mode=mode, bank_code=form.cleaned_data[field])
-    except InvalidTransition:
-        pass
     return go_on(payment)
 
 
@@ -191,10 +210,8 @@ def transfer_start(request, payment_id: str):
     form = forms.TransferForm(request.POST)
     if not form.is_valid():
         return render_methods(request, payment, errors={"mode": [_("Choose NEFT, RTGS or cash challan.")]})
-    try:
+    with _checkout_step():
         hosted.hosted_transfer_start(payment=payment, mode=form.cleaned_data["mode"])
-    except InvalidTransition:
-        pass
     return go_on(payment)
 
 
@@ -248,10 +265,8 @@ def upi_change_method(request, payment_id: str):
 
     payment.refresh_from_db()
     if payment.status == S.PROCESSING and payment.payment_mode == M.UPI:
-        try:
+        with _checkout_step():  # approved, expired or being confirmed meanwhile: go_on shows which
             change(payment=payment)
-        except InvalidTransition:
-            pass  # approved, expired or being confirmed meanwhile: go_on shows which
     return go_on(payment)
 
 
@@ -260,10 +275,8 @@ def upi_change_method(request, payment_id: str):
 def cancel(request, payment_id: str):
     """The customer gives up before choosing a method: FAILED, and back to the merchant."""
     payment = granted_payment(request, payment_id)
-    try:
+    with _checkout_step():
         hosted.hosted_cancel(payment=payment)
-    except InvalidTransition:
-        pass
     return go_on(payment)
 
 
@@ -340,14 +353,11 @@ def sandbox_bank(request, payment_id: str):
     if request.method == "POST":
         form = forms.SandboxBankForm(request.POST)
         if form.is_valid():
-            try:
+            with _checkout_step(show_errors=True) as step:
                 hosted.hosted_bank_complete(payment=payment, approved=form.cleaned_data["decision"] == "approve")
-            except InvalidTransition:
-                pass
-            except GatewayError as exc:  # being confirmed already (another tab), or the bank did not answer
-                errors = {"decision": [plain(exc)]}
-            if not errors:
+            if step.error is None:
                 return go_on(payment)
+            errors = {"decision": [step.error]}  # being confirmed already (another tab), or the bank did not answer
     is_wallet = payment.payment_mode == M.WALLET
     provider = (WALLETS if is_wallet else BANKS).get(payment.bank_code, payment.bank_code)
     return render(request, "checkout/sandbox_bank.html",
@@ -365,6 +375,8 @@ def sandbox_transfers(request):
         form = forms.SandboxTransferForm(request.POST)
         if form.is_valid():
             reference = form.cleaned_data["reference"]
+            # Not _checkout_step: here a payment already final (InvalidTransition) is news for
+            # the tester, shown like any other error, not a page to move on to.
             try:
                 result = hosted.hosted_transfer_received(reference=reference)
             except GatewayError as exc:

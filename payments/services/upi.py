@@ -9,19 +9,16 @@
 - `upi_pay_link(upi_uri=, payer_vpa=)` reads a link the way a UPI app does, checks it against
   the payment it names, then pays it.
 
-Sandbox behaviour (CONTRACT.md): success@sandbox is approved after
-SANDBOX_UPI_SUCCESS_DELAY_SECONDS by a Celery task (and by the payments sweep, should that
-message be lost), and its deadline is moved past that approval so it cannot expire first;
-failure@sandbox is declined at once; timeout@sandbox is never approved and the payment expires
-at min(now + SANDBOX_UPI_TIMEOUT_SECONDS, its own expiry). An approval that still finds the
-payment EXPIRED or FAILED is logged, kept with its RRN and reversed
-(payments.services.reversals).
+What the acquirer does while its answer is awaited is the acquirer's own (Acquirer.upi_pending):
+a real acquirer's answer comes by its callback or the status query; the sandbox's payer
+approves success@sandbox after a delay and lets timeout@sandbox expire
+(payments.sandbox_upi.payer). An approval that finds the payment EXPIRED or FAILED is logged,
+kept with its RRN and reversed (payments.services.upi_approval).
 """
 from __future__ import annotations
 
 import logging
 import re
-from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from urllib.parse import parse_qsl, quote, urlsplit
 
@@ -29,16 +26,15 @@ from django.conf import settings
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from gateway.core.broker import tasks_publish
 from gateway.core.errors import PaymentFailed, ProcessingError, ServiceUnavailable, ValidationError
 from gateway.core.money import paise_to_rupees, rupees_str
+from gateway.core.transactions import ensure_no_transaction
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import (
     STATUS_QUERY_AFTER,
     acquirer_answer_record,
-    attempt_left,
     status_queries_run,
 )
 from payments.services.reversals import payment_late_approval_handle
@@ -48,8 +44,8 @@ from payments.services.transitions import (
     payment_attempt_abandon,
     payment_attempt_failed,
     payment_mark_processing,
-    payment_mark_succeeded,
 )
+from payments.services.upi_approval import upi_approval_record
 from payments.state import InvalidTransition
 
 logger = logging.getLogger("payments.upi")
@@ -65,14 +61,6 @@ NOTE_MAX = 50
 # A VPA is "handle@provider" (NPCI): letters, digits, dot, hyphen, underscore before the @.
 VPA_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{1,255}@[a-z][a-z0-9.-]{1,63}$")
 UPI_URI_MAX = 2000
-# The marker of the acquirer's "awaiting approval" answer in the payment's story; the sweep
-# looks for it to finish a sandbox approval whose task was lost.
-AWAITING_APPROVAL = "awaiting approval"
-# How long past the approval's delay a payer-approved payment is kept open: the approval task
-# runs at the delay; should its message be lost the payments sweep (every 10 s, a second of
-# slack) approves it, before it expires anything. A minute covers both with room for a busy
-# worker.
-APPROVAL_MARGIN = timedelta(seconds=60)
 
 
 def payee_vpa() -> str:
@@ -159,16 +147,10 @@ def _clean_vpa(payer_vpa) -> str:
     vpa = payer_vpa.strip().lower()
     if not VPA_PATTERN.match(vpa):
         raise ValidationError("is not a VPA (name@provider)", field="payerVpa")
-    acquirer = get_acquirer()
-    if acquirer.name == "sandbox":
-        from payments.acquirer.sandbox import UPI_TEST_VPA_ALIASES, UPI_TEST_VPAS, sandbox_test_vpa
-
-        test_vpa = sandbox_test_vpa(vpa)
-        if test_vpa is None:
-            known = ", ".join((*UPI_TEST_VPAS, *UPI_TEST_VPA_ALIASES))
-            raise ValidationError(f"{vpa} is not a sandbox test VPA (use one of {known})", field="payerVpa")
-        return test_vpa
-    return vpa
+    try:
+        return get_acquirer().upi_vpa_check(vpa)
+    except ValueError as exc:  # a VPA this acquirer takes no request from (the sandbox's: not a test VPA)
+        raise ValidationError(str(exc), field="payerVpa") from None
 
 
 def _ensure_open(payment: Payment) -> None:
@@ -210,13 +192,16 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
     Accepts a PENDING payment (hosted: it first moves to PROCESSING with mode UPI) or a
     PROCESSING UPI payment nobody has paid yet (S2S). The acquirer is asked with no lock held.
     A decline makes the payment FAILED at once; an approval pending makes it SUCCESS later
-    (sandbox: after SANDBOX_UPI_SUCCESS_DELAY_SECONDS; timeout@sandbox never, it expires).
+    (Acquirer.upi_pending: the sandbox approves success@sandbox after
+    SANDBOX_UPI_SUCCESS_DELAY_SECONDS, never timeout@sandbox, which expires).
     Returns the payment as it stands after the call.
 
+    Raises RuntimeError inside a transaction (gateway.core.transactions).
     Raises ValidationError: payerVpa for a missing, malformed or (sandbox) unknown VPA;
     upiUri for an unknown, expired, final or already claimed payment. PaymentFailed,
     ServiceUnavailable or ProcessingError when the acquirer cannot take it (the payer's claim
     is released, so the customer may try again)."""
+    ensure_no_transaction()
     vpa = _clean_vpa(payer_vpa)
     payment = Payment.objects.select_related("merchant").filter(pk=payment_id).first()
     if payment is None:
@@ -243,8 +228,8 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
 
 def _follow_answer(payment: Payment, vpa: str, answer, *, step: str) -> Payment:
     """Record the acquirer's answer about `vpa`'s pay request and act on it: a decline makes
-    the payment FAILED, an approval SUCCESS; the sandbox's pending answers get their
-    follow-up. Returns the payment as it then stands."""
+    the payment FAILED, an approval SUCCESS; a pending answer is the acquirer's to follow up
+    (Acquirer.upi_pending). Returns the payment as it then stands."""
     acquirer_answer_record(payment_id=payment.pk, step=step, answer=answer, attempt=_attempt_of(payment))
     if answer.outcome == Outcome.DECLINED:
         # S2S: FAILED. Hosted: a failed attempt, and the customer may choose again.
@@ -255,10 +240,10 @@ def _follow_answer(payment: Payment, vpa: str, answer, *, step: str) -> Payment:
             payment.refresh_from_db()
             return payment
     if answer.outcome == Outcome.APPROVED:
-        return (_approve(payment.pk, answer.reference, step=step, attempt=_attempt_of(payment))
+        return (upi_approval_record(payment_id=payment.pk, bank_rrn=answer.reference, step=step,
+                                    attempt=_attempt_of(payment))
                 or Payment.objects.get(pk=payment.pk))
-    if get_acquirer().name == "sandbox":
-        _sandbox_follow_up(payment, vpa)
+    get_acquirer().upi_pending(payment=payment, payer_vpa=vpa)
     payment.refresh_from_db()
     return payment
 
@@ -342,69 +327,6 @@ def upi_unanswered_reconcile(*, now=None, limit: int = 100) -> int:
         ask=lambda row: _reconcile_one(row[0], row[1]))
 
 
-def _sandbox_follow_up(payment: Payment, vpa: str) -> None:
-    from payments.acquirer.sandbox import UPI_SUCCESS_VPA, UPI_TIMEOUT_VPA
-
-    if vpa == UPI_SUCCESS_VPA:
-        delay = float(settings.SANDBOX_UPI_SUCCESS_DELAY_SECONDS)
-        _keep_open_for_approval(payment, vpa, delay)
-        _send_quietly("upi_sandbox_approve_task", payment.pk, countdown=delay, attempt=_attempt_of(payment))
-    elif vpa == UPI_TIMEOUT_VPA:
-        deadline = timezone.now() + timedelta(seconds=settings.SANDBOX_UPI_TIMEOUT_SECONDS)
-        if deadline < payment.expires_at:
-            # Only ever earlier, and only while it is open; the expiry sweep does the rest.
-            if Payment.objects.filter(pk=payment.pk, status=S.PROCESSING).update(expires_at=deadline,
-                                                                                 updated_at=Now()):
-                payment.expires_at = deadline
-
-
-def _keep_open_for_approval(payment: Payment, vpa: str, delay: float) -> None:
-    """The payer approved; the approval lands `delay` seconds later. A deadline inside that
-    window would expire a payment the customer paid (CONTRACT.md: success@sandbox gives
-    SUCCESS), so it moves to at least now + delay + APPROVAL_MARGIN."""
-    floor = timezone.now() + timedelta(seconds=delay) + APPROVAL_MARGIN
-    # Only ever later, and only while it is open and this payer's: a conditional update, so a
-    # payment that went final (or was never this payer's) is left as it is.
-    if Payment.objects.filter(pk=payment.pk, status=S.PROCESSING, payer_vpa=vpa,
-                              expires_at__lt=floor).update(expires_at=floor, updated_at=Now()):
-        payment.expires_at = floor
-
-
-def _send_quietly(task_name: str, payment_id: int, *, countdown: float, **kwargs) -> None:
-    from payments import tasks
-
-    # One bounded attempt, never raising (gateway.core.broker): the payments sweep finishes it otherwise.
-    tasks_publish([(getattr(tasks, task_name), (payment_id,), countdown, kwargs)],
-                  what=f"{task_name} of payment {payment_id}", fallback="the payments sweep will do it")
-
-
-def _approve(payment_id: int, bank_rrn: str, *, step: str, attempt: int | None = None) -> Payment | None:
-    try:
-        return payment_mark_succeeded(payment_id=payment_id, bank_rrn=bank_rrn, attempt=attempt,
-                                      detail={"source": "acquirer", "bankRrn": bank_rrn,
-                                              **({"attempt": attempt} if attempt is not None else {})})
-    except InvalidTransition:
-        # Approved twice: the first answer stands. Expired, failed, or (hosted) an attempt the
-        # customer left: the money moved for a payment the merchant was not told about; it is
-        # given back (payments.services.reversals).
-        payment_late_approval_handle(payment_id=payment_id, step=step, bank_rrn=bank_rrn,
-                                     abandoned=attempt_left(payment_id=payment_id, attempt=attempt))
-        return None
-
-
-def upi_sandbox_approve(*, payment_id: int, attempt: int | None = None) -> Payment | None:
-    """The sandbox payer's bank approves the pay request of the payment's attempt `attempt`
-    (default: its current one): PROCESSING -> SUCCESS with a fresh RRN. A request the gateway
-    cancelled (the customer changed method) is never approved; one approved for an attempt
-    the customer left is kept for reversal. Returns None (and changes nothing) when the
-    payment is final already. Safe to run more than once."""
-    from payments.acquirer.sandbox import new_rrn, upi_request_cancelled
-
-    if attempt is not None and upi_request_cancelled(payment_id=payment_id, attempt=attempt):
-        return None
-    return _approve(payment_id, new_rrn(), step="upi_sandbox_approve", attempt=attempt)
-
-
 def upi_change_method(*, payment: Payment) -> Payment:
     """Hosted: the customer leaves the UPI request waiting for their app to choose another
     method. PROCESSING (UPI) -> PENDING first (committed, payments.services.transitions), then,
@@ -434,32 +356,9 @@ def upi_change_method(*, payment: Payment) -> Payment:
     return payment
 
 
-def upi_sandbox_approvals_due(*, now=None, limit: int = 500) -> int:
-    """Finish sandbox approvals whose task was lost (broker down, message dropped): every
-    PROCESSING payment paid by success@sandbox at least the delay ago. Returns how many
-    succeeded. The payments sweep runs it before expiring, so a lost task still ends in SUCCESS."""
-    if get_acquirer().name != "sandbox":
-        return 0
-    from payments.acquirer.sandbox import UPI_SUCCESS_VPA
-
-    now = now or timezone.now()
-    # A second of slack, so the sweep does not race the task it is standing in for.
-    cutoff = now - timedelta(seconds=float(settings.SANDBOX_UPI_SUCCESS_DELAY_SECONDS) + 1)
-    awaiting = PaymentEvent.objects.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__result=AWAITING_APPROVAL,
-                                           created_at__lte=cutoff)
-    due = list(
-        Payment.objects.filter(status=S.PROCESSING, payment_mode=Payment.Mode.UPI, payer_vpa=UPI_SUCCESS_VPA,
-                               events__in=awaiting)
-        .order_by("pk").values_list("pk", "flow", "attempt").distinct()[:limit]
-    )
-    approved = 0
-    for payment_id, flow, attempt in due:
-        # Hosted: only the current attempt's request, never one the customer left before it.
-        if flow == Payment.Flow.HOSTED and not awaiting.filter(payment_id=payment_id, detail__attempt=attempt).exists():
-            continue
-        try:
-            approved += upi_sandbox_approve(payment_id=payment_id,
-                                            attempt=attempt if flow == Payment.Flow.HOSTED else None) is not None
-        except Exception:  # noqa: BLE001 - one bad row must not stop the others, nor the expiry after
-            logger.exception("sandbox approval of payment %s failed", payment_id)
-    return approved
+def upi_acquirer_pending_sweep(*, now=None) -> int:
+    """The acquirer finishes what it left pending on its own side (Acquirer.upi_pending_sweep:
+    the sandbox's approvals whose task was lost; nothing for a real acquirer). The payments
+    sweep runs it before expiring, so such a payment ends as its payer was told. Returns how
+    many payments it moved."""
+    return get_acquirer().upi_pending_sweep(now=now)

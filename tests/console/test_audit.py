@@ -11,7 +11,7 @@ from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
 from gateway.platform.models import AuditRecord, Merchant
-from tests.console.conftest import story_payment
+from tests.support.factories import story_payment
 from tokens.models import Token
 from webhooks.models import WebhookDelivery
 

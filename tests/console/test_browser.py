@@ -12,9 +12,8 @@ from django.utils import timezone
 from gateway.platform.models import AuditRecord
 from payments.models import Payment
 from refunds.models import Refund
-from tests.console.conftest import screenshot, staff_in, story_payment
-from tests.refunds.factories import make_payment
-from tests.support.factories import make_merchant
+from tests.console.conftest import screenshot
+from tests.support.factories import make_merchant, make_payment, staff_in, story_payment
 from webhooks.models import WebhookDelivery
 from webhooks.services import delivery_attempt_run
 

@@ -12,8 +12,7 @@ from django.utils import timezone
 from gateway.console.dashboard import dashboard_context
 from payments.models import Payment
 from refunds.models import Refund
-from tests.refunds.factories import make_payment
-from tests.support.factories import make_merchant
+from tests.support.factories import make_merchant, make_payment
 from webhooks.models import WebhookDelivery
 from webhooks.services import delivery_attempt_run
 

@@ -8,8 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from payments.models import Payment
 from refunds.models import Refund
-from tests.refunds.factories import make_payment
-from tests.support.factories import make_merchant
+from tests.support.factories import make_merchant, make_payment
 
 pytestmark = pytest.mark.django_db
 

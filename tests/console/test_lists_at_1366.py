@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from payments.models import Payment
-from tests.console.conftest import ARTIFACTS, staff_in
-from tests.refunds.factories import make_payment
-from tests.support.factories import make_merchant
+from tests.console.conftest import ARTIFACTS
+from tests.support.factories import make_merchant, make_payment, staff_in
 from webhooks.models import WebhookDelivery
 from webhooks.services import delivery_attempt_run
 

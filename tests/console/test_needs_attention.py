@@ -13,7 +13,7 @@ from payments.acquirer.sandbox import REVERSAL_REFUSED_AMOUNT
 from payments.models import Payment, PaymentEvent, Reversal
 from payments.services.reversals import payment_late_approval_handle, reversal_submit
 from refunds.models import Refund
-from tests.refunds.factories import make_payment
+from tests.support.factories import make_payment
 from webhooks.models import WebhookDelivery
 from webhooks.services import event_record
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.console.conftest import staff_in
+from tests.support.factories import staff_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "console-policy-pw-1"

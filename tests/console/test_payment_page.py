@@ -11,9 +11,7 @@ from django.db import connection
 from gateway.platform.models import AuditRecord
 from payments.models import Payment
 from refunds.models import Refund
-from tests.console.conftest import staff_in, story_payment
-from tests.refunds.factories import make_payment
-from tests.support.factories import make_merchant
+from tests.support.factories import make_merchant, make_payment, staff_in, story_payment
 from webhooks.models import WebhookDelivery
 
 pytestmark = pytest.mark.django_db

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 
 from refunds.models import Refund
-from tests.console.conftest import staff_in
-from tests.refunds.factories import make_success_payment
-from tests.support.factories import make_merchant
+from tests.support.factories import make_merchant, make_success_payment, staff_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

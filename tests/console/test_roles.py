@@ -15,7 +15,8 @@ from django.utils import timezone
 from gateway.platform import roles
 from gateway.platform.models import AuditRecord, Merchant
 from refunds.models import Refund
-from tests.console.conftest import ROLES, story_payment
+from tests.console.conftest import ROLES
+from tests.support.factories import story_payment
 from tokens.models import Token
 from webhooks.models import WebhookDelivery
 

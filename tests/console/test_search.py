@@ -13,9 +13,7 @@ from gateway.console.days import today
 from gateway.console.search import payment_search
 from payments.models import Payment
 from refunds.models import Refund
-from tests.console.conftest import story_payment
-from tests.refunds.factories import make_payment
-from tests.support.factories import make_merchant
+from tests.support.factories import make_merchant, make_payment, story_payment
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db

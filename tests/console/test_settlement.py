@@ -16,8 +16,7 @@ from django.utils import timezone
 from gateway.platform.models import AuditRecord
 from payments.models import Payment
 from refunds.models import Refund
-from tests.refunds.factories import make_payment
-from tests.support.factories import make_merchant
+from tests.support.factories import make_merchant, make_payment
 
 pytestmark = pytest.mark.django_db
 

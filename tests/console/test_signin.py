@@ -10,7 +10,7 @@ from django_otp.oath import TOTP
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from gateway.platform.models import AuditRecord
-from tests.console.conftest import staff_in
+from tests.support.factories import staff_in
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "Correct-horse-battery-9"

@@ -120,10 +120,7 @@ def test_every_field_of_real_answers_is_documented_on_its_areas_page(api):
     real answers of each operation, every field filled in, are checked as well."""
     from payments.models import Payment
     from refunds.models import Refund
-    from tests.payments.hosted.conftest import session_body
-    from tests.payments.s2s.conftest import signed_body
-    from tests.refunds.factories import make_success_payment, refund_body
-    from tests.support.factories import make_merchant
+    from tests.support.factories import make_merchant, make_success_payment, refund_body, session_body, signed_body
 
     tm = make_merchant()
     key = {"HTTP_X_API_KEY": tm.api_key}

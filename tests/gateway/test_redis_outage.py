@@ -25,10 +25,10 @@ import pytest
 
 from payments.models import Payment
 from refunds.models import Refund
-from tests.payments.s2s.conftest import signed_body
-from tests.support.factories import make_merchant
+from tests.support.factories import make_merchant, signed_body
 from tests.support.receiver import Receiver
 from tests.support.spare_redis import SpareRedis, free_port
+from tests.support.waiting import wait_until
 from tests.support.worker import CeleryWorker, database_url_for_tests
 from webhooks.models import WebhookDelivery, WebhookEvent
 
@@ -106,14 +106,6 @@ class Web:
         self.process.terminate()
         self.process.wait(15)
         self._log.close()
-
-
-def wait_until(condition, timeout: float, message: str):
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        assert time.monotonic() < deadline, message()
-        time.sleep(0.5)
-    return result
 
 
 def test_payments_and_refunds_go_on_while_redis_hangs_and_dies_and_nothing_is_lost(transactional_db, tmp_path):

@@ -10,9 +10,8 @@ import pytest
 
 from payments.models import Payment
 from tests.payments.hosted.conftest import URL as HOSTED_URL
-from tests.payments.hosted.conftest import session_body
 from tests.payments.s2s.conftest import URL as S2S_URL
-from tests.payments.s2s.conftest import signed_body
+from tests.support.factories import session_body, signed_body
 
 pytestmark = pytest.mark.django_db
 

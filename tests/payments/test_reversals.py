@@ -24,7 +24,8 @@ from payments.services.reversals import (
     reversals_pending_process,
 )
 from payments.services.transitions import payment_expire, payment_mark_failed
-from payments.services.upi import upi_pay, upi_sandbox_approve
+from payments.sandbox_upi.approvals import upi_sandbox_approve
+from payments.services.upi import upi_pay
 from tests.payments.hosted.doubles import Request, scripted_acquirer
 from tests.support.factories import make_merchant
 

@@ -27,18 +27,3 @@ def http(method: str, url: str, *, body=None, headers=None, timeout: float = 30.
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read())
-
-
-def wait_until(predicate, *, timeout: float = 30.0, interval: float = 0.1, message: str = ""):
-    """Poll `predicate` until it returns something truthy and return that. The timeout is a
-    generous bound that only a broken system reaches, not a timing assertion."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(message or f"condition not met within {timeout} s")
-        time.sleep(interval)

@@ -9,7 +9,7 @@ from gateway.platform.models import AuditRecord
 from payments.models import Payment
 from refunds.models import Refund
 from refunds.tasks import refund_process
-from tests.refunds.factories import make_payment, make_success_payment
+from tests.support.factories import make_payment, make_success_payment
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ from django.contrib.auth.models import Permission, User
 
 from gateway.platform.models import AuditRecord
 from refunds.models import Refund
-from tests.refunds.factories import make_success_payment
+from tests.support.factories import make_success_payment
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 
 from refunds.models import Refund
 from tests.refunds.conftest import http
-from tests.refunds.factories import make_success_payment, refund_body
+from tests.support.factories import make_success_payment, refund_body
 
 
 def _race(live_server, merchant, bodies, *, headers=None):

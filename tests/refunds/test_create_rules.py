@@ -7,7 +7,7 @@ from gateway.core.signing import compute_checksum
 from payments.models import Payment
 from refunds.models import Refund, RefundEvent
 from refunds.services import REFUND_MIN_AMOUNT
-from tests.refunds.factories import make_payment, make_success_payment, refund_body
+from tests.support.factories import make_payment, make_success_payment, refund_body
 
 pytestmark = pytest.mark.django_db
 

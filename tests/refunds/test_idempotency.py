@@ -2,7 +2,7 @@
 import pytest
 
 from refunds.models import Refund
-from tests.refunds.factories import make_success_payment, refund_body
+from tests.support.factories import make_success_payment, refund_body
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from refunds.models import Refund
 from refunds.services import refund_create
 from refunds.tasks import refund_process
-from tests.refunds.factories import make_success_payment
+from tests.support.factories import make_success_payment
 
 pytestmark = pytest.mark.django_db
 

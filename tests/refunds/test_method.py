@@ -3,7 +3,7 @@ import pytest
 
 from payments.models import Payment
 from refunds.services import refund_create
-from tests.refunds.factories import make_success_payment
+from tests.support.factories import make_success_payment
 
 pytestmark = pytest.mark.django_db
 

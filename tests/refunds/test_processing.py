@@ -12,7 +12,7 @@ from refunds.models import Refund
 from refunds.services import refund_create, refund_mark_failed, refund_mark_processed, refunds_pending_process
 from refunds.state import InvalidRefundTransition
 from refunds.tasks import refund_process, refunds_pending_sweep
-from tests.refunds.factories import make_success_payment
+from tests.support.factories import make_success_payment
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db

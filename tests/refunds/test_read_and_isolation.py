@@ -6,7 +6,7 @@ import pytest
 from gateway.core.signing import compute_checksum
 from refunds.models import Refund
 from refunds.tasks import refund_process
-from tests.refunds.factories import make_success_payment, refund_body
+from tests.support.factories import make_success_payment, refund_body
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ from refunds.models import Refund
 from refunds.payloads import refund_record
 from refunds.services import refund_create
 from refunds.tasks import refund_process
-from tests.refunds.factories import make_success_payment
+from tests.support.factories import make_success_payment
 
 pytestmark = pytest.mark.django_db
 

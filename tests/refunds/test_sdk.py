@@ -4,7 +4,7 @@ from sabpaisa_python import SabPaisa
 
 from refunds.models import Refund
 from refunds.tasks import refund_process
-from tests.refunds.factories import make_payment, make_success_payment
+from tests.support.factories import make_payment, make_success_payment
 
 
 @pytest.fixture

@@ -7,8 +7,7 @@ import pytest
 
 from refunds.models import Refund
 from refunds.tasks import refund_process
-from tests.refunds.factories import make_success_payment
-from tests.support.factories import make_merchant
+from tests.support.factories import make_merchant, make_success_payment
 from tests.support.sdk101 import run_sdk101
 
 

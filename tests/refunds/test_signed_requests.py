@@ -14,8 +14,7 @@ from gateway.platform import services
 from gateway.platform.models import ApiKey
 from gateway.core.signing import compute_checksum
 from refunds.models import Refund
-from tests.console.conftest import staff_in
-from tests.refunds.factories import make_success_payment, refund_body
+from tests.support.factories import make_success_payment, refund_body, staff_in
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ from django.utils import timezone
 
 from payments.acquirer.base import AcquirerUnavailable
 from payments.acquirer.sandbox import SandboxAcquirer
-from refunds import services
+from refunds import services, submission
 from refunds.models import Refund, RefundEvent
 from refunds.services import REFUND_CLAIM_SECONDS, refund_create, refund_submit, refunds_pending_process
 from refunds.tasks import refund_process
-from tests.refunds.factories import make_success_payment
+from tests.support.factories import make_success_payment
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
@@ -45,7 +45,7 @@ class ScriptedBank:
 @pytest.fixture
 def bank(monkeypatch):
     bank = ScriptedBank()
-    monkeypatch.setattr(services, "get_acquirer", lambda: bank)
+    monkeypatch.setattr(submission, "get_acquirer", lambda: bank)
     return bank
 
 
@@ -97,7 +97,7 @@ def test_an_error_from_an_old_submission_does_not_free_the_newer_claim(merchant,
     resubmitted_at = _after_claim()
     # While the first submission waits, the sweep claims the refund again (its bank call is
     # still in flight when the first one's error comes back).
-    bank.before[1] = lambda: services._refund_claim(refund.pk, resubmitted_at)
+    bank.before[1] = lambda: submission._refund_claim(refund.pk, resubmitted_at)
     bank.raise_for[refund.refund_id] = AcquirerUnavailable("timed out")
 
     refund_submit(refund_pk=refund.pk)

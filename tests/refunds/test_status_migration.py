@@ -7,7 +7,7 @@ from django.db.migrations.executor import MigrationExecutor
 from refunds.models import Refund, RefundEvent
 from refunds.services import refund_create
 from refunds.tasks import refund_process
-from tests.refunds.factories import make_success_payment
+from tests.support.factories import make_success_payment
 
 BEFORE = [("refunds", "0003_refund_console_search_indexes")]
 AFTER = [("refunds", "0004_refund_statuses_initiated_success")]

@@ -10,7 +10,7 @@ from django.utils import timezone
 from gateway.core.errors import ValidationError
 from payments.acquirer.base import AcquirerError
 from payments.acquirer.sandbox import SandboxAcquirer
-from refunds import services
+from refunds import submission
 from refunds.models import Refund, RefundEvent
 from refunds.services import (
     REFUND_MAX_BANK_ATTEMPTS,
@@ -21,7 +21,7 @@ from refunds.services import (
     refunds_pending_process,
 )
 from refunds.tasks import refund_process
-from tests.refunds.factories import make_success_payment
+from tests.support.factories import make_success_payment
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
@@ -45,7 +45,7 @@ class ErringBank:
 @pytest.fixture
 def bank(monkeypatch):
     bank = ErringBank()
-    monkeypatch.setattr(services, "get_acquirer", lambda: bank)
+    monkeypatch.setattr(submission, "get_acquirer", lambda: bank)
     return bank
 
 

@@ -66,7 +66,8 @@ from payments.services import hosted
 from payments.services.expiry import payments_expire_due
 from payments.services.s2s import s2s_payment_create
 from payments.services.transitions import payment_expire
-from payments.services.upi import upi_pay, upi_sandbox_approvals_due, upi_sandbox_approve
+from payments.sandbox_upi.approvals import upi_sandbox_approvals_due, upi_sandbox_approve
+from payments.services.upi import upi_pay
 from payments.state import TRANSITIONS as PAYMENT_TRANSITIONS
 from payments.state import InvalidTransition
 from refunds.models import Refund, RefundEvent

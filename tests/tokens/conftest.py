@@ -12,8 +12,7 @@ from tests.payments.hosted.conftest import (  # noqa: F401 - fixtures, used by n
     shop,
     start,
 )
-from tests.support.factories import make_merchant
-from tests.tokens.helpers import make_token
+from tests.support.factories import make_merchant, make_token
 
 
 @pytest.fixture

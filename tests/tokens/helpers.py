@@ -1,57 +1,15 @@
-"""What the token tests do over and over: pay a checkout by card (with or without consent)
-through the real checkout views, ask for a token, and look for card data where none may be."""
+"""What the token tests do over and over: ask for a token, read or delete it, and look for card
+data where none may be. (Paying a checkout by card and making a token: tests.support.factories.)"""
 from __future__ import annotations
 
 import json
 import re
-from datetime import date
 
 from django.db import connection
-from django.test import Client
 
-from payments.models import Payment
-from tests.support.factories import now
+from tests.support.factories import MASTERCARD, TOKENS_URL, VISA
 
-TOKENS_URL = "/api/v2/tokens"
-VISA, MASTERCARD = "4111111111111111", "5555555555554444"
 TEST_NUMBERS = (VISA, MASTERCARD, "4000000000000002")
-CONSENT_TEXT = "I agree to save my card with Chai Point Stores for faster checkout."
-
-
-def future_expiry(years: int = 3) -> tuple[int, int, str]:
-    """(month, year, 'MM/YY') of a card valid for a few more years."""
-    today = date.today()
-    year = today.year + years
-    return 8, year, f"08/{year % 100:02d}"
-
-
-def enter(client: Client, session: dict) -> None:
-    response = client.get(f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}")
-    assert response.status_code == 303, response.content
-
-
-def pay_by_card(client: Client, session: dict, *, number: str = VISA, cvv: str = "123", save_card: bool = True,
-                otp: str | None = "123456", expiry: str | None = None) -> Payment:
-    """The customer pays `session` by card on the checkout (Django's test client, the real
-    views): card form, then the 3-D Secure OTP unless `otp` is None."""
-    enter(client, session)
-    pid = session["paymentId"]
-    form = {"card_number": number, "card_expiry": expiry or future_expiry()[2], "card_cvv": cvv}
-    if save_card:
-        form["save_card"] = "1"
-    response = client.post(f"/checkout/{pid}/card", form)
-    assert response.status_code == 303, response.content
-    if otp is not None:
-        response = client.post(f"/checkout/{pid}/card/challenge", {"otp": otp})
-        assert response.status_code == 303, response.content
-    return Payment.objects.get(payment_id=pid)
-
-
-def token_request(payment_id: str, *, given=True, timestamp=None, text=CONSENT_TEXT) -> dict:
-    """A POST /api/v2/tokens body; `...` for a value drops the key."""
-    consent = {"consentGiven": given, "consentTimestamp": now() if timestamp is None else timestamp,
-               "consentText": text}
-    return {"paymentId": payment_id, "consent": {k: v for k, v in consent.items() if v is not ...}}
 
 
 def _headers(tm, headers: dict) -> dict:
@@ -70,14 +28,6 @@ def get_token(api, tm, token_id, **headers):
 
 def delete_token(api, tm, token_id, **headers):
     return api.delete(f"{TOKENS_URL}/{token_id}", **_headers(tm, headers))
-
-
-def make_token(api, create_session, tm, **card) -> dict:
-    payment = pay_by_card(Client(), create_session(tm), **card)
-    assert payment.status == "SUCCESS", payment.failure_reason
-    response = post_token(api, tm, token_request(payment.payment_id))
-    assert response.status_code == 200, response.content
-    return response.json()
 
 
 def assert_error(response, status: int, code: str, field: str | None = None) -> dict:

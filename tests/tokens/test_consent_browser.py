@@ -12,16 +12,8 @@ from django.utils import timezone
 
 from payments.models import Payment
 from tests.payments.hosted.conftest import submit, wait_for_return
-from tests.tokens.helpers import (
-    VISA,
-    assert_no_card_data_stored,
-    delete_token,
-    find_card_data,
-    future_expiry,
-    get_token,
-    post_token,
-    token_request,
-)
+from tests.support.factories import VISA, future_expiry, token_request
+from tests.tokens.helpers import assert_no_card_data_stored, delete_token, find_card_data, get_token, post_token
 from tokens.models import CardConsent, Token
 from tokens.services import card_consent_text
 

@@ -10,18 +10,8 @@ from django.test import Client
 from django.utils import timezone
 
 from payments.models import Payment
-from tests.support.factories import now
-from tests.tokens.helpers import (
-    CONSENT_TEXT,
-    MASTERCARD,
-    assert_error,
-    delete_token,
-    enter,
-    future_expiry,
-    pay_by_card,
-    post_token,
-    token_request,
-)
+from tests.support.factories import CONSENT_TEXT, MASTERCARD, enter, future_expiry, now, pay_by_card, token_request
+from tests.tokens.helpers import assert_error, delete_token, post_token
 from tokens.models import CardConsent, SandboxNetworkToken, Token
 from tokens.services import TOKEN_CONSENT_WINDOW, card_consent_text
 

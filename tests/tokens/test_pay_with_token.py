@@ -6,8 +6,9 @@ import pytest
 
 from payments.models import Payment
 from payments.services import hosted
-from tests.payments.hosted.conftest import URL, session_body, submit, wait_for_return
-from tests.tokens.helpers import assert_error, assert_no_card_data_stored, delete_token, enter
+from tests.payments.hosted.conftest import URL, submit, wait_for_return
+from tests.support.factories import enter, session_body
+from tests.tokens.helpers import assert_error, assert_no_card_data_stored, delete_token
 from tokens.models import SandboxNetworkToken, Token, TokenPayment
 
 

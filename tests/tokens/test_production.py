@@ -6,17 +6,9 @@ import pytest
 from django.test import Client, override_settings
 
 from payments.models import Payment
-from tests.payments.hosted.conftest import URL, session_body
-from tests.tokens.helpers import (
-    assert_error,
-    delete_token,
-    enter,
-    future_expiry,
-    get_token,
-    pay_by_card,
-    post_token,
-    token_request,
-)
+from tests.payments.hosted.conftest import URL
+from tests.support.factories import enter, future_expiry, pay_by_card, session_body, token_request
+from tests.tokens.helpers import assert_error, delete_token, get_token, post_token
 from tokens.models import CardConsent, Token
 
 pytestmark = pytest.mark.django_db

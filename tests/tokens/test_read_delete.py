@@ -8,14 +8,8 @@ import pytest
 from django.test import Client
 
 from gateway.platform.models import AuditRecord
-from tests.tokens.helpers import (
-    assert_error,
-    delete_token,
-    get_token,
-    pay_by_card,
-    post_token,
-    token_request,
-)
+from tests.support.factories import pay_by_card, token_request
+from tests.tokens.helpers import assert_error, delete_token, get_token, post_token
 from tokens.models import SandboxNetworkToken, Token
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from django.test import Client
 from django.utils import timezone
 
 from payments.models import Payment
-from tests.tokens.helpers import pay_by_card, token_request
+from tests.support.factories import pay_by_card, token_request
 from tokens import services
 from tokens.models import CardConsent, SandboxNetworkToken, Token
 from tokens.network import SandboxCardNetwork

@@ -13,6 +13,7 @@ from django.utils import timezone
 from gateway.platform.models import AuditRecord
 from tests.support.factories import make_merchant
 from tests.support.receiver import Receiver, Reply
+from webhooks import delivery as webhook_sending
 from webhooks import services
 from webhooks.models import WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
 from webhooks.services import delivery_attempt_run, deliveries_due_process, event_record
@@ -175,7 +176,7 @@ def test_a_private_address_is_refused_at_delivery_time(hooked, receiver):
 @override_settings(WEBHOOK_RETRY_SCHEDULE=[0])
 def test_an_attempt_whose_worker_died_is_marked_interrupted_and_the_delivery_retried(hooked, receiver):
     event = record(hooked.merchant)
-    claim = services._delivery_claim(event.deliveries.get().pk)  # ...and the worker dies here
+    claim = webhook_sending._delivery_claim(event.deliveries.get().pk)  # ...and the worker dies here
     assert delivery_attempt_run(claim.delivery.pk) is None  # held: nobody else may send it
     WebhookDelivery.objects.filter(pk=claim.delivery.pk).update(next_attempt_at=timezone.now())  # lease over
 

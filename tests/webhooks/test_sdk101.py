@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import wait_until
 from tests.support.worker import CeleryWorker
 from tests.webhooks.test_upstream_compat import paid
-from tests.webhooks.waiting import wait_until
 from webhooks.models import WebhookDelivery
 from webhooks.services import delivery_attempt_run
 

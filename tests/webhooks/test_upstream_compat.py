@@ -15,7 +15,7 @@ from payments.payloads import UDF_KEYS
 from payments.services.transitions import payment_mark_failed, payment_mark_processing, payment_mark_succeeded
 from refunds.services import refund_create
 from refunds.tasks import refund_process
-from tests.refunds.factories import make_success_payment
+from tests.support.factories import make_success_payment
 from webhooks import services
 from webhooks.models import WebhookDelivery, WebhookEvent
 from webhooks.services import delivery_attempt_run

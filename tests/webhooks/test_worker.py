@@ -12,8 +12,8 @@ from django.db import transaction
 from tests.support.factories import make_merchant
 from tests.support.receiver import Reply
 from tests.support.spare_redis import SpareRedis
+from tests.support.waiting import wait_until
 from tests.support.worker import CeleryWorker, database_url_for_tests
-from tests.webhooks.waiting import wait_until
 from webhooks.models import WebhookDelivery
 from webhooks.services import event_record
 

@@ -1,51 +1,21 @@
-"""Fixtures of the hosted-checkout tests: signed session requests, sessions made through the
-API, and one real Chromium (Playwright) shared by the whole run."""
+"""Fixtures of the hosted-checkout tests: sessions made through the API (their bodies:
+tests.support.factories.session_body), and one real Chromium (Playwright) shared by the whole run."""
 from __future__ import annotations
 
 import hashlib
 import hmac
-import itertools
 import os
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
 from tests.support.browser import shared_chromium
-from tests.support.factories import TestMerchant, make_merchant, now
+from tests.support.factories import TestMerchant, make_merchant, session_body
 
 URL = "/api/v2/payments"
-RETURN_URL = "http://merchant.test/shop/return"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
 ARTIFACTS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "artifacts")
-
-_txn = itertools.count(1)
-
-
-def session_body(tm: TestMerchant, **overrides) -> dict:
-    """A valid session request of `tm` with `overrides` applied; the checksum is computed over
-    the result unless `checksum=` is given. A value of `...` drops the field."""
-    body = {
-        "merchantId": tm.code,
-        "merchantTxnId": f"ORD-{next(_txn)}-{now()}",
-        "amount": 149900,
-        "currency": "INR",
-        "returnUrl": RETURN_URL,
-        "customerName": "Asha Rao",
-        "customerEmail": "asha@example.com",
-        "customerPhone": "9876543210",
-        "description": "Masala chai sampler, 3 x 250 g",
-        "timestamp": now(),
-    }
-    body.update({k: v for k, v in overrides.items() if k != "checksum"})
-    body = {k: v for k, v in body.items() if v is not ...}
-    if "checksum" in overrides:
-        if overrides["checksum"] is not ...:
-            body["checksum"] = overrides["checksum"]
-    else:
-        body["checksum"] = tm.checksum(body.get("merchantId"), body.get("merchantTxnId"), body.get("amount"),
-                                       body.get("currency"), body.get("timestamp"))
-    return body
 
 
 def independent_return_signature(secret_key: str, query: str) -> str:

@@ -241,7 +241,7 @@ def test_cancel_returns_failed_without_a_mode(checkout, start, merchant_site, sh
 
 def test_a_upi_request_left_for_another_method_is_cancelled_and_never_charges_twice(
         checkout, start, merchant_site, shop, settings):
-    from payments.services.upi import upi_sandbox_approve
+    from payments.sandbox_upi.approvals import upi_sandbox_approve
     from webhooks.models import WebhookEvent
 
     session = start()

@@ -10,7 +10,8 @@ from django.test import Client
 from django.utils import timezone
 
 from payments.models import Payment
-from tests.payments.hosted.conftest import independent_return_signature, session_body
+from tests.payments.hosted.conftest import independent_return_signature
+from tests.support.factories import session_body
 
 pytestmark = pytest.mark.django_db
 

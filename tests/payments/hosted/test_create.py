@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 import pytest
 
 from payments.models import Payment, PaymentEvent
-from tests.payments.hosted.conftest import URL, session_body
-from tests.support.factories import make_merchant, now
+from tests.payments.hosted.conftest import URL
+from tests.support.factories import make_merchant, now, session_body
 
 pytestmark = pytest.mark.django_db
 

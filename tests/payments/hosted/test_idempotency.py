@@ -7,8 +7,8 @@ import hashlib
 import pytest
 
 from payments.models import IdempotencyRecord, Payment
-from tests.payments.hosted.conftest import URL, session_body
-from tests.support.factories import make_merchant, now
+from tests.payments.hosted.conftest import URL
+from tests.support.factories import make_merchant, now, session_body
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,8 @@ from gateway.platform import methods
 from gateway.core.errors import ValidationError
 from payments.models import Payment
 from payments.services import hosted
-from tests.payments.hosted.conftest import URL, session_body
+from tests.payments.hosted.conftest import URL
+from tests.support.factories import session_body
 
 pytestmark = pytest.mark.django_db
 

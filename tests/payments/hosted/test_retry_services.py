@@ -9,7 +9,8 @@ from payments.acquirer.base import AcquirerUnavailable
 from payments.acquirer.sandbox import SandboxAcquirer
 from payments.models import Payment, Reversal
 from payments.services import hosted
-from payments.services.upi import upi_change_method, upi_pay, upi_sandbox_approve
+from payments.sandbox_upi.approvals import upi_sandbox_approve
+from payments.services.upi import upi_change_method, upi_pay
 from payments.cards import CardInput
 from webhooks.models import WebhookEvent
 

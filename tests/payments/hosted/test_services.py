@@ -197,7 +197,8 @@ def test_funds_for_an_expired_challan_are_refused(merchant):
 
 
 def test_every_successful_hosted_payment_keeps_its_bank_reference(merchant):
-    from payments.services.upi import upi_pay, upi_sandbox_approve
+    from payments.sandbox_upi.approvals import upi_sandbox_approve
+    from payments.services.upi import upi_pay
 
     card = hosted.hosted_card_verify_otp(payment=hosted.hosted_card_pay(payment=new_session(merchant), card=VISA),
                                          otp="123456")

@@ -2,26 +2,15 @@
 UPI approved after the sandbox delay while the customer waits, and sessions expiring on time."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from payments.models import Payment
 from tests.payments.hosted.conftest import independent_return_signature, submit, wait_for_return
+from tests.support.waiting import wait_until
 from tests.support.worker import CeleryWorker
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.browser
-
-
-def wait_until(predicate, *, timeout: float = 45.0, message: str = ""):
-    """Poll until `predicate()` is truthy (a generous bound, not a timing assertion)."""
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(message or f"condition not met within {timeout} s")
-        time.sleep(0.2)
-    return value
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +46,7 @@ def test_an_unpaid_session_expires_on_time_by_itself(worker, transactional_db, c
     payment = Payment.objects.get(payment_id=session["paymentId"])
     assert payment.status == "PENDING"
     # Nobody opens the page: the beat's expiry sweep, every second, ends it.
-    wait_until(lambda: Payment.objects.filter(pk=payment.pk, status="EXPIRED").exists(),
+    wait_until(lambda: Payment.objects.filter(pk=payment.pk, status="EXPIRED").exists(), timeout=45,
                message="the session did not expire:\n" + worker.log_text()[-2000:])
     payment.refresh_from_db()
     assert payment.completed_at >= payment.expires_at

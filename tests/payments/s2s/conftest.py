@@ -1,40 +1,13 @@
-"""Fixtures of the S2S tests: a merchant with S2S, a signed request body, a poster."""
+"""Fixtures of the S2S tests: a merchant with S2S and a poster (the signed request body:
+tests.support.factories.signed_body)."""
 from __future__ import annotations
 
-import itertools
 import json
 
 import pytest
-from tests.support.factories import TestMerchant, make_merchant, now
+from tests.support.factories import TestMerchant, make_merchant
 
 URL = "/api/v2/payments/s2s"
-
-_txn = itertools.count(1)
-
-
-def signed_body(tm: TestMerchant, **overrides) -> dict:
-    """A valid S2S request of `tm`, with `overrides` applied and the checksum computed over the
-    result (pass checksum=... to override it too; a value of `...` drops the field)."""
-    body = {
-        "merchantId": tm.code,
-        "merchantTxnId": f"ORD-{next(_txn)}-{now()}",
-        "amount": 12345,
-        "currency": "INR",
-        "customerName": "Asha Rao",
-        "customerEmail": "asha@example.com",
-        "customerPhone": "+91 98765 43210",
-        "paymentMode": "UPI_QR",
-        "timestamp": now(),
-    }
-    body.update({k: v for k, v in overrides.items() if k != "checksum"})
-    body = {k: v for k, v in body.items() if v is not ...}
-    if "checksum" in overrides:
-        if overrides["checksum"] is not ...:
-            body["checksum"] = overrides["checksum"]
-    else:
-        body["checksum"] = tm.checksum(body.get("merchantId"), body.get("merchantTxnId"), body.get("amount"),
-                                       body.get("currency"), body.get("timestamp"))
-    return body
 
 
 @pytest.fixture

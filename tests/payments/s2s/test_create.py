@@ -16,7 +16,8 @@ from django.utils.dateparse import parse_datetime
 from gateway.core.signing import compute_checksum
 from payments.models import IdempotencyRecord, Payment, PaymentEvent
 from payments.services.upi import payee_vpa
-from tests.payments.s2s.conftest import assert_error, signed_body
+from tests.payments.s2s.conftest import assert_error
+from tests.support.factories import signed_body
 
 
 def parse_upi_link(link: str) -> dict[str, str]:

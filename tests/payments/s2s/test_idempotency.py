@@ -15,8 +15,8 @@ from django.utils import timezone
 from payments.models import IdempotencyRecord, Payment
 from payments.services.idempotency import IDEMPOTENCY_TTL, idempotency_records_delete_expired
 from payments.tasks import idempotency_records_cleanup
-from tests.payments.s2s.conftest import URL, assert_error, signed_body
-from tests.support.factories import make_merchant, now
+from tests.payments.s2s.conftest import URL, assert_error
+from tests.support.factories import make_merchant, now, signed_body
 
 
 def resign(tm, body: dict, **changes) -> dict:

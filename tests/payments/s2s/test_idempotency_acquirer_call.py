@@ -18,8 +18,8 @@ from django.utils import timezone
 from payments.acquirer.sandbox import SandboxAcquirer
 from payments.models import IdempotencyRecord, Payment
 from payments.services import idempotency
-from tests.payments.s2s.conftest import URL, assert_error, signed_body
-from tests.support.factories import make_merchant
+from tests.payments.s2s.conftest import URL, assert_error
+from tests.support.factories import make_merchant, signed_body
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,7 +9,8 @@ from django.test import Client
 from django.utils import timezone
 
 from payments.models import Payment
-from tests.payments.s2s.conftest import assert_error, signed_body
+from tests.payments.s2s.conftest import assert_error
+from tests.support.factories import signed_body
 
 PAY = "/sandbox/upi/pay"
 PAGE = "/sandbox/upi"

@@ -14,11 +14,10 @@ from payments.services.upi import (
     upi_link,
     upi_pay,
     upi_pay_link,
-    upi_sandbox_approvals_due,
-    upi_sandbox_approve,
 )
+from payments.sandbox_upi.approvals import upi_sandbox_approvals_due, upi_sandbox_approve
 from payments.tasks import payments_expire_sweep
-from tests.payments.s2s.conftest import signed_body
+from tests.support.factories import signed_body
 from webhooks.models import WebhookEvent
 
 

@@ -16,10 +16,10 @@ from payments.services.acquirer_answers import STATUS_QUERY_AFTER
 from payments.services.upi import (
     upi_cut_off_requests,
     upi_pay,
-    upi_sandbox_approvals_due,
     upi_unanswered_reconcile,
 )
-from tests.payments.s2s.conftest import signed_body
+from payments.sandbox_upi.approvals import upi_sandbox_approvals_due
+from tests.support.factories import signed_body
 
 
 @pytest.fixture

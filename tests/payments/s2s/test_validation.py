@@ -7,8 +7,8 @@ import json
 import pytest
 
 from payments.models import Payment
-from tests.payments.s2s.conftest import assert_error, signed_body
-from tests.support.factories import make_merchant, now
+from tests.payments.s2s.conftest import assert_error
+from tests.support.factories import make_merchant, now, signed_body
 
 
 def email_of_length(n: int) -> str:

@@ -9,8 +9,8 @@ import pytest
 
 from gateway.core.signing import webhook_signature
 from payments.models import Payment
-from tests.payments.s2s.conftest import URL, assert_error, signed_body
-from tests.support.factories import make_merchant
+from tests.payments.s2s.conftest import URL, assert_error
+from tests.support.factories import make_merchant, signed_body
 from tests.support.receiver import Receiver
 from webhooks.models import WebhookDelivery
 from webhooks.services import delivery_attempt_run

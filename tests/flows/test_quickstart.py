@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.browser import shared_chromium
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.browser
 
 

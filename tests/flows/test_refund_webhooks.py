@@ -8,10 +8,10 @@ import hmac
 import pytest
 
 from refunds.models import Refund
-from tests.refunds.conftest import http, wait_until
-from tests.refunds.factories import make_success_payment, refund_body
-from tests.support.factories import make_merchant
+from tests.refunds.conftest import http
+from tests.support.factories import make_merchant, make_success_payment, refund_body
 from tests.support.receiver import Receiver
+from tests.support.waiting import wait_until
 from tests.support.worker import CeleryWorker
 
 

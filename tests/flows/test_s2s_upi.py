@@ -10,8 +10,7 @@ import pytest
 from gateway.core.signing import webhook_signature
 from payments.models import Payment
 from payments.payloads import UDF_KEYS
-from tests.payments.s2s.conftest import signed_body
-from tests.support.factories import make_merchant
+from tests.support.factories import make_merchant, signed_body
 from tests.support.receiver import Receiver
 from tests.support.worker import CeleryWorker
 from webhooks.models import WebhookEvent

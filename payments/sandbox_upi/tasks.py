@@ -1,0 +1,13 @@
+"""The sandbox payer's bank's task. Registered with the worker through payments.tasks; queued by
+payments.sandbox_upi.payer, apart from payments.tasks, whose sweeps import the services that
+(through the acquirer) queue it."""
+from celery import shared_task
+
+from payments.sandbox_upi.approvals import upi_sandbox_approve
+
+
+@shared_task(name="payments.tasks.upi_sandbox_approve_task", ignore_result=True)
+def upi_sandbox_approve_task(payment_id: int, attempt: int | None = None) -> None:
+    """The sandbox payer's bank approves a UPI payment (success@sandbox) of the hosted attempt
+    `attempt` (None: S2S, or a message queued before attempts existed), after the delay."""
+    upi_sandbox_approve(payment_id=payment_id, attempt=attempt)

@@ -1,0 +1,69 @@
+"""The only code that changes a refund's status: `refund_mark_processed` / `refund_mark_failed`, one
+durable transaction each that locks the payment then the refund, checks refunds.state.TRANSITIONS,
+writes, appends a RefundEvent and records the webhook (refund.processed / refund.failed) in the
+outbox. And `refund_event`, the one way a refund's timeline grows."""
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from payments.locks import lock_payment
+from refunds import selectors
+from refunds.locks import lock_refund
+from refunds.models import Refund, RefundEvent
+from refunds.payloads import EVENT_TYPES, refund_webhook_payload
+from refunds.state import ensure_transition
+from webhooks.services import event_record
+
+S = Refund.Status
+
+SYSTEM_ACTOR = "system"
+
+
+def refund_event(refund: Refund, kind: str, *, actor_name: str = SYSTEM_ACTOR, from_status: str = "",
+           to_status: str = "", **detail) -> RefundEvent:
+    return RefundEvent.objects.create(refund=refund, kind=kind, from_status=from_status, to_status=to_status,
+                                      actor_name=actor_name[:150], detail=detail)
+
+
+def _transition(refund_pk: int, target: str, *, detail: dict | None, actor_name: str = SYSTEM_ACTOR,
+                **fields) -> Refund:
+    payment_pk = Refund.objects.values_list("payment_id", flat=True).get(pk=refund_pk)
+    # Payment first, then refund (the lock order): the payment's totals in the webhook payload
+    # are then exact, and this never deadlocks with refund_create.
+    payment = lock_payment(payment_pk)
+    refund = lock_refund(refund_pk)
+    ensure_transition(refund.status, target)
+    previous = refund.status
+    refund.status = target
+    refund.claimed_until = None
+    refund.needs_review = False  # a final refund has nothing left to review
+    for name, value in fields.items():
+        setattr(refund, name, value)
+    refund.save()
+    refund_event(refund, RefundEvent.Kind.STATUS, actor_name=actor_name, from_status=previous, to_status=target,
+           **(detail or {}))
+    payload = refund_webhook_payload(refund, paid_amount=selectors.payment_paid_amount(payment),
+                                     refunded_amount=selectors.refunded_amount(payment))
+    # A payment created with its own webhookUrl (S2S) has its refunds' events sent there too.
+    event_record(merchant=refund.merchant, event_type=EVENT_TYPES[target], payload=payload,
+                 subject_id=refund.refund_id, url=payment.webhook_url)
+    return refund
+
+
+@transaction.atomic(durable=True)
+def refund_mark_processed(*, refund_pk: int, bank_reference: str, detail: dict | None = None) -> Refund:
+    """INITIATED -> SUCCESS with the bank's refund reference; records refund.processed.
+    Raises InvalidRefundTransition when the refund is already final."""
+    if not bank_reference:
+        raise ValueError("a processed refund needs the bank's reference")
+    return _transition(refund_pk, S.SUCCESS, detail={"bankRefundReference": bank_reference, **(detail or {})},
+                       bank_refund_reference=bank_reference[:40], processed_at=timezone.now())
+
+
+@transaction.atomic(durable=True)
+def refund_mark_failed(*, refund_pk: int, reason: str, detail: dict | None = None) -> Refund:
+    """INITIATED -> FAILED: the bank refused. The amount becomes refundable again; records
+    refund.failed. Raises InvalidRefundTransition when the refund is already final."""
+    return _transition(refund_pk, S.FAILED, detail={"failureReason": reason, **(detail or {})},
+                       failure_reason=reason[:200], failed_at=timezone.now())
