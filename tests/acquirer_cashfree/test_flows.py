@@ -20,7 +20,7 @@ from payments.services.upi import upi_pay, upi_unanswered_reconcile
 from refunds.models import Refund
 from refunds.services import refund_create, refund_submit
 from tests.acquirer_cashfree.double import CLIENT_SECRET, cashfree_double  # noqa: F401
-from tests.refunds.factories import make_payment
+from tests.support.factories import make_payment
 from tests.support.factories import make_merchant
 from webhooks.models import WebhookEvent
 

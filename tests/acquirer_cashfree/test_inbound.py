@@ -15,7 +15,7 @@ from payments.models import AcquirerNotice, Payment, PaymentEvent, Reversal
 from payments.services.transitions import payment_expire
 from refunds.models import Refund
 from tests.acquirer_cashfree.double import CLIENT_SECRET, cashfree_double  # noqa: F401
-from tests.refunds.factories import make_payment
+from tests.support.factories import make_payment
 from tests.support.factories import make_merchant
 from webhooks.models import WebhookEvent
 
