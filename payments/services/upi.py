@@ -314,9 +314,10 @@ def upi_unanswered_reconcile(*, now=None, limit: int = 100) -> int:
     customer's retries are refused. The acquirer's status answer is recorded (step
     upi_status) and followed as upi_pay's would be; a request it never got gives the claim
     back, so the customer can pay again. An acquirer whose PENDING answers end only by its
-    own notice (a webhook, which may be lost) says so with `status_query_while_pending`: its
-    requests answered PENDING are asked about each period too, until they are final. One sweep asks about a payment once a period: each
-    is taken by a conditional update first. Returns how many were asked."""
+    own notice (a webhook, which may be lost) says so with `status_query_while_pending`
+    (RealAcquirer does): its requests answered PENDING are asked about each period too,
+    until they are final. One sweep asks about a payment once a period: each is taken by a
+    conditional update first. Returns how many were asked."""
     now = now or timezone.now()
     due = list(upi_cut_off_requests(now).values_list("pk", "payer_vpa", "updated_at")[:limit])
     # Taken for this period: a concurrent sweep finds updated_at moved and passes it by.

@@ -171,15 +171,15 @@ def test_a_cut_off_card_check_whose_webhook_was_lost_is_settled_by_the_sweep(sho
 @pytest.fixture
 def asked_while_pending(monkeypatch):
     """CashfreeAcquirer declaring what payments.services.upi asks of an acquirer whose PENDING
-    answers end only by its webhook; set here until acquirer.py declares it itself (see
-    test_cashfree_says_its_pending_answers_need_asking)."""
+    answers end only by its webhook (RealAcquirer's default); set here until CashfreeAcquirer
+    inherits it (see test_cashfree_says_its_pending_answers_need_asking)."""
     from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
 
     monkeypatch.setattr(CashfreeAcquirer, "status_query_while_pending", True, raising=False)
 
 
-@pytest.mark.xfail(strict=True, reason="acquirer.py (h6-cashfree) is to declare status_query_while_pending = True; "
-                                       "then drop this marker and the asked_while_pending fixture")
+@pytest.mark.xfail(strict=True, reason="CashfreeAcquirer (h6-cashfree) is to inherit RealAcquirer, which declares "
+                                       "status_query_while_pending; then drop this marker and asked_while_pending")
 def test_cashfree_says_its_pending_answers_need_asking():
     from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
 
