@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from payments.acquirer.cashfree.acquirer import cashfree_refund_id
 from payments.acquirer.cashfree.client import CashfreeClient, Customer, idempotency_key
 from payments.models import AcquirerNotice, Payment, PaymentEvent, Reversal
 from payments.services.transitions import payment_expire
@@ -203,15 +204,15 @@ def test_a_success_after_the_payment_expired_is_reversed(shop, client, cashfree)
 
 # -- refunds -------------------------------------------------------------------------------------
 
-def refunding(shop, client, cashfree, amount=10000) -> Refund:
+def refunding(shop, client, cashfree, amount=10000, refund_id="rf_cf_0001") -> Refund:
     payment = paying(shop, client)
     cashfree.settle_payment(payment.sabpaisa_txn_id, "SUCCESS")
     payment.refresh_from_db()
     assert payment.status == S.SUCCESS
     refund = Refund.objects.create(merchant=payment.merchant, payment=payment, amount=amount, currency="INR",
-                                   status=Refund.Status.INITIATED, refund_id="rf_cf_0001")
-    client.create_refund(order_id=payment.sabpaisa_txn_id, refund_id=refund.refund_id, amount=amount,
-                         idempotency_key=idempotency_key(refund.refund_id))
+                                   status=Refund.Status.INITIATED, refund_id=refund_id)
+    client.create_refund(order_id=payment.sabpaisa_txn_id, refund_id=cashfree_refund_id(refund_id), amount=amount,
+                         idempotency_key=idempotency_key(refund_id))
     return refund
 
 
@@ -275,3 +276,11 @@ def test_a_delivery_arriving_while_the_first_is_applied_does_not_apply_it_twice(
     after = cashfree.send_webhook(json.loads(first.body), body=first.body)
     assert after.status == 200 and after.answer["status"] == "APPLIED"
     assert Payment.objects.get(pk=payment.pk).status == S.SUCCESS
+
+
+def test_a_refund_known_to_cashfree_by_a_derived_id_is_found(shop, client, cashfree):
+    long_id = "merchant-refund-" + "7" * 40  # longer than Cashfree's 40 characters
+    refund = refunding(shop, client, cashfree, refund_id=long_id)
+    cashfree.settle_refund(refund.payment.sabpaisa_txn_id, cashfree_refund_id(long_id), "SUCCESS")
+    assert cashfree.deliveries[-1].answer["status"] == "APPLIED"
+    assert Refund.objects.get(pk=refund.pk).status == Refund.Status.SUCCESS

@@ -33,7 +33,9 @@ What a notice is trusted with, and why:
 - PENDING and NOT_ATTEMPTED are not final: recorded, ignored.
 
 The acquirer's order id is the payment's sabpaisaTxnId (payment_for_order), and the refund id
-at Cashfree is the refund's refundId.
+at Cashfree is acquirer.cashfree_refund_id of the refund's refundId, as CashfreeAcquirer sends
+them. A refund notice about a reversal (refund id rev_<pk>) matches no refund and is ignored:
+the reversal reads its refund back when it is sent again (payments.services.reversals).
 """
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ from payments.services.cutoff import STEP_BY_MODE
 from payments.services.hosted import step_answer_apply
 from payments.state import InvalidTransition
 
+from .acquirer import cashfree_refund_id
 from .client import PRODUCTION_BASE_URL, SANDBOX_BASE_URL, CashfreeClient
 from .errors import CashfreeError
 from .money import rupees_to_paise
@@ -271,8 +274,11 @@ def _apply_refund(notice: AcquirerNotice, item: dict) -> None:
     from refunds.state import InvalidRefundTransition
 
     payment = payment_for_order(notice.order_id)
-    refund = (Refund.objects.filter(payment=payment, refund_id=str(item.get("refund_id") or "")).first()
-              if payment is not None else None)
+    cf_refund_id = str(item.get("refund_id") or "")
+    # The refund whose id at Cashfree this is (acquirer.cashfree_refund_id: ours, or derived
+    # from a refundId longer than Cashfree takes); a payment has a handful of refunds at most.
+    refund = next((refund for refund in (Refund.objects.filter(payment=payment) if payment is not None else ())
+                   if cashfree_refund_id(refund.refund_id) == cf_refund_id), None)
     if refund is None:
         logger.warning("cashfree notice %s: no refund %r of order %r", notice.pk, item.get("refund_id"),
                        notice.order_id)
