@@ -13,7 +13,7 @@ from payments.acquirer.sandbox import SandboxAcquirer
 from payments.models import Payment, PaymentEvent
 from payments.services.upi import upi_acquirer_pending_sweep, upi_link, upi_pay_link
 from tests.payments.hosted.doubles import use_acquirer
-from tests.payments.s2s.conftest import signed_body
+from tests.support.factories import signed_body
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -6,7 +6,7 @@ from django.db import transaction
 
 from payments.models import Payment, PaymentEvent
 from payments.services.upi import upi_link, upi_pay, upi_pay_link
-from tests.payments.s2s.conftest import signed_body
+from tests.support.factories import signed_body
 
 
 @pytest.fixture
