@@ -27,6 +27,7 @@ from django.utils.html import format_html, format_html_join
 from gateway.platform import roles
 from gateway.console import views as console_views
 from gateway.console.lists import DayRangeFilter, FastListMixin
+from gateway.console.readonly import ReadOnlyAdminMixin
 from gateway.console.search import matched_by, payment_search
 from gateway.console.display import method_label, money, rupees, short_time
 from gateway.console.story import payment_story
@@ -92,7 +93,7 @@ def narrow_context(request) -> dict:
 
 
 @admin.register(Payment)
-class PaymentAdmin(FastListMixin, admin.ModelAdmin):
+class PaymentAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     # Chosen for a 1,366-pixel screen (docs/console.md): what support reads on a call, the
     # customer, amount, status and time, never behind sideways scrolling; the merchant and its
     # order number share one column.
@@ -126,20 +127,8 @@ class PaymentAdmin(FastListMixin, admin.ModelAdmin):
                                      "fields": ("return_url", "webhook_url", "udf", "metadata", "updated_at")}),
     )
 
-    def get_readonly_fields(self, request, obj=None):
-        return [name for fieldset in self.fieldsets for name in fieldset[1]["fields"]]
-
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("merchant")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     # columns ------------------------------------------------------------------------------
     @admin.display(description="status")

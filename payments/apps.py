@@ -5,6 +5,12 @@ class PaymentsConfig(AppConfig):
     name = "payments"
 
     def ready(self):
+        # The delivery log filters by every event type (webhooks stands below payments).
+        from payments.payloads import EVENT_TYPES
+        from webhooks.payloads import event_types_register
+
+        event_types_register(EVENT_TYPES.values())
+
         from gateway.platform import methods
         from payments import acquirer
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from functools import lru_cache
+from typing import Callable
 
-from django.db import connection
+from django.core.exceptions import ImproperlyConfigured
 
-from gateway.perf import sql
 from gateway.core.errors import NotFound
 from gateway.platform.models import Merchant
+from payments import writes
 from payments.models import Payment
 
 
@@ -22,16 +22,10 @@ def payment_get_for_merchant(*, merchant: Merchant, merchant_txn_id: str) -> Pay
     return payment
 
 
-def payment_txn_id_question(*, merchant: Merchant, merchant_txn_id: str) -> sql.Exists:
-    """The question whether the merchant has a payment (either flow) with that merchantTxnId,
-    for gateway.perf.sql to ask. S2S creation asks it on every request; with an idempotency key,
-    in the statement that takes the key."""
-    return sql.Exists(Payment, {"merchant": merchant, "merchant_txn_id": merchant_txn_id})
-
-
 def payment_txn_id_taken(*, merchant: Merchant, merchant_txn_id: str) -> bool:
-    """Whether the merchant has a payment (either flow) with that merchantTxnId."""
-    return sql.exists(payment_txn_id_question(merchant=merchant, merchant_txn_id=merchant_txn_id))
+    """Whether the merchant has a payment (either flow) with that merchantTxnId. (Creation with
+    an idempotency key asks it inside the statement that takes the key: payments.writes.)"""
+    return writes.payment_txn_id_taken(merchant=merchant, merchant_txn_id=merchant_txn_id)
 
 
 NOT_FOUND_MESSAGE = "no payment with that merchantTxnId"
@@ -44,31 +38,47 @@ class PaymentForEnquiry:
     refund_pending_amount: int  # paise of PENDING refunds (refunds.selectors.refund_pending_amount)
 
 
-@lru_cache(maxsize=None)
-def _enquiry_sql() -> str:
-    from refunds.models import Refund
+# --- The enquiry's refund totals: a hook that refunds fills in ------------------------------
+#
+# The enquiry answers with the payment's refunded and pending amounts, whose rule refunds owns
+# (refunds.selectors). refunds imports payments (a refund is of a payment), so payments must not
+# import refunds: two apps importing each other is the circle issue 21 removes. Instead payments
+# declares here what it needs, the totals as SQL given the SQL of a payment's id, and refunds
+# fills it in when Django starts (refunds.apps.RefundsConfig.ready, with
+# refunds.selectors.refund_totals_sql, written beside the ORM form of the same rule).
+#
+# Why this and not another way: reading the totals with refunds' own selectors (or asking for
+# them at the API view) costs two more round trips and their ORM compilation on the API's
+# hottest read, which the enquiry's single statement exists to avoid; the view assembling the
+# reply would need payments.api to import refunds, the same circle one floor up; and a signal
+# or a setting naming a function by its dotted path hides the dependency where a reader does
+# not look. A declared hook keeps the statement single and the arrow one-way (refunds ->
+# payments), and its absence is a clear ImproperlyConfigured, never a silent zero.
+RefundTotalsSql = Callable[[str], tuple[str, list]]
+_refund_totals_sql: RefundTotalsSql | None = None
 
-    refunds = connection.ops.quote_name(Refund._meta.db_table)
-    total = f"COALESCE((SELECT SUM(r.amount) FROM {refunds} r WHERE r.payment_id = p.id AND r.status = %s), 0)"
-    return (f"SELECT {sql.columns(Payment, 'p')}, {total}, {total} "
-            f"FROM {connection.ops.quote_name(Payment._meta.db_table)} p "
-            "WHERE p.merchant_id = %s AND p.merchant_txn_id = %s")
+
+def refund_totals_sql_provide(totals_sql: RefundTotalsSql) -> None:
+    """Install refunds' rule for the enquiry's totals: given the SQL of a payment's id, the SQL
+    of two integer columns (refunded, then pending) and their parameters. Called by refunds
+    when its app is ready."""
+    global _refund_totals_sql
+    _refund_totals_sql = totals_sql
 
 
 def payment_get_for_enquiry(*, merchant: Merchant, merchant_txn_id: str) -> PaymentForEnquiry:
     """payment_get_for_merchant and the payment's refunded and pending refund amounts, in one
     statement: enquiry is the API's hottest read, and three ORM queries cost it more CPU to
-    compile than PostgreSQL spends answering them (gateway/perf/sql.py). Raises NotFound."""
-    from refunds.models import Refund
-
-    with connection.cursor() as cursor:
-        cursor.execute(_enquiry_sql(), [Refund.Status.SUCCESS, Refund.Status.INITIATED, merchant.pk, merchant_txn_id])
-        row = cursor.fetchone()
-    if row is None:
+    compile than PostgreSQL spends answering them (gateway/perf/sql.py; the statement is in
+    payments.writes). Raises NotFound, or ImproperlyConfigured if refunds is not installed."""
+    if _refund_totals_sql is None:
+        raise ImproperlyConfigured("the enquiry's refund totals come from the refunds app (refunds.apps), "
+                                   "which is not installed or not ready")
+    found = writes.payment_get_with_totals(merchant=merchant, merchant_txn_id=merchant_txn_id,
+                                           totals_sql=_refund_totals_sql)
+    if found is None:
         raise NotFound(NOT_FOUND_MESSAGE)
-    payment = sql.instance(Payment, row[:-2])
-    payment.merchant = merchant
-    return PaymentForEnquiry(payment, int(row[-2]), int(row[-1]))
+    return PaymentForEnquiry(*found)
 
 
 def payment_get_for_checkout(*, payment_id: str, client_secret: str | None) -> Payment | None:
@@ -95,3 +105,77 @@ def payment_get_hosted(*, payment_id: str) -> Payment:
     if payment is None:
         raise NotFound()
     return payment
+
+
+# --- the support console's reads (gateway.console) -------------------------------------------
+# Appended here so the console never reads payments' models itself. Staff see every merchant:
+# these are not scoped to one. (Their imports stand here, with them.)
+
+from datetime import datetime  # noqa: E402
+
+from django.db.models import Count, Q  # noqa: E402
+from django.db.models.functions import TruncHour  # noqa: E402
+
+from payments.models import Reversal  # noqa: E402
+
+# The longest merchantTxnId: a search term longer than this cannot be one.
+MERCHANT_TXN_ID_MAX_LENGTH = Payment._meta.get_field("merchant_txn_id").max_length
+
+
+def payment_pks_where(condition):
+    """The primary keys of the payments `condition` (a Q over Payment's fields) matches."""
+    return list(Payment.objects.filter(condition).values_list("pk", flat=True))
+
+
+def payment_outcomes_by_mode(*, since) -> list[tuple[str, str, int]]:
+    """(payment_mode, outcome, count) of the payments created since `since`; the outcome is
+    succeeded, failed, expired or open."""
+    outcomes = {Payment.Status.SUCCESS: "succeeded", Payment.Status.FAILED: "failed",
+                Payment.Status.EXPIRED: "expired"}
+    rows = (Payment.objects.filter(created_at__gte=since).order_by()
+            .values_list("payment_mode", "status").annotate(n=Count("id")))
+    return [(mode, outcomes.get(status, "open"), n) for mode, status, n in rows]
+
+
+def payment_counts_by_hour(*, since, tz) -> list[tuple[datetime, int, int]]:
+    """(hour in `tz`, payments created, of which succeeded) for each hour since `since` that
+    has any."""
+    return list(Payment.objects.filter(created_at__gte=since).order_by()
+                .annotate(hour=TruncHour("created_at", tzinfo=tz)).values("hour")
+                .annotate(total=Count("id"), succeeded=Count("id", filter=Q(status=Payment.Status.SUCCESS)))
+                .values_list("hour", "total", "succeeded"))
+
+
+def payments_open_past_expiry(*, expired_before):
+    """Payments still PENDING or PROCESSING whose expiry passed before `expired_before`, the
+    oldest expiry first (the expiry sweep's partial index)."""
+    return (Payment.objects.filter(status__in=[Payment.Status.PENDING, Payment.Status.PROCESSING],
+                                   expires_at__lt=expired_before)
+            .select_related("merchant").order_by("expires_at"))
+
+
+def payments_settled(*, merchant: Merchant, start, end):
+    """The merchant's payments that became SUCCESS in [start, end), in time order."""
+    return (Payment.objects.filter(merchant=merchant, status=Payment.Status.SUCCESS,
+                                   completed_at__gte=start, completed_at__lt=end)
+            .order_by("completed_at", "id"))
+
+
+def _reversals():
+    return Reversal.objects.select_related("payment", "payment__merchant")
+
+
+def reversals_failed():
+    """Late approvals the acquirer refused to reverse (a person gives the money back), oldest first."""
+    return _reversals().filter(status=Reversal.Status.FAILED).order_by("created_at", "pk")
+
+
+def reversals_pending():
+    """Late approvals on their way back to the acquirer, oldest first."""
+    return _reversals().filter(status=Reversal.Status.PENDING).order_by("created_at", "pk")
+
+
+def reversals_done_since(*, since):
+    """Late approvals given back (reversed or settled by hand) since `since`, newest first."""
+    return (_reversals().filter(status__in=Reversal.FINAL_STATUSES, completed_at__gte=since)
+            .order_by("-completed_at", "-pk"))

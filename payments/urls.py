@@ -1,6 +1,4 @@
 """Routes of the payments app, one module per area so each can be read on its own."""
-from importlib.util import find_spec
-
 from django.urls import include, path
 
 _AREAS = (
@@ -8,16 +6,9 @@ _AREAS = (
     "payments.api.s2s_urls",       # POST /api/v2/payments/s2s
     "payments.checkout.urls",      # the hosted checkout pages and the sandbox bank pages
     "payments.sandbox_upi.urls",   # the sandbox UPI app: /sandbox/upi, /sandbox/upi/pay
+    "payments.api.token_urls",     # POST /api/v2/tokens: a token made from a payment (beta)
     "payments.acquirer.cashfree.urls",  # POST /acquirer/cashfree/webhooks (Cashfree's webhooks)
 )
 
 
-
-def _exists(module: str) -> bool:
-    try:
-        return find_spec(module) is not None
-    except ModuleNotFoundError:  # its package has not landed yet
-        return False
-
-
-urlpatterns = [path("", include(module)) for module in _AREAS if _exists(module)]
+urlpatterns = [path("", include(module)) for module in _AREAS]

@@ -23,6 +23,7 @@ from django.utils.html import format_html
 
 from gateway.platform import roles
 from gateway.console.lists import DayRangeFilter, FastListMixin
+from gateway.console.readonly import ReadOnlyAdminMixin
 from gateway.console.search import refund_search
 from gateway.core.errors import GatewayError, ValidationError
 from gateway.console.display import money, rupees
@@ -63,7 +64,7 @@ class RefundInitiateForm(forms.Form):
         return value
 
 
-class RefundEventInline(admin.TabularInline):
+class RefundEventInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = RefundEvent
     fields = ("created_at", "kind", "from_status", "to_status", "actor_name", "detail")
     readonly_fields = fields
@@ -71,12 +72,6 @@ class RefundEventInline(admin.TabularInline):
     can_delete = False
     verbose_name = "timeline entry"
     verbose_name_plural = "timeline"
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     def has_view_permission(self, request, obj=None):
         # Whoever may see the refund sees its timeline.
@@ -102,7 +97,7 @@ class RefundMethodFilter(admin.SimpleListFilter):
 
 
 @admin.register(Refund)
-class RefundAdmin(FastListMixin, admin.ModelAdmin):
+class RefundAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("refund_id", "merchant", "payment_link", "amount_display", "status", "payment_mode",
                     "source", "bank_refund_reference", "created_at", "processed_at")
     list_filter = ("status", "needs_review", ("merchant", admin.RelatedFieldListFilter), "source",
@@ -122,15 +117,6 @@ class RefundAdmin(FastListMixin, admin.ModelAdmin):
 
     def get_search_results(self, request, queryset, search_term):
         return refund_search(queryset, search_term), False
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def has_initiate_permission(self, request):
         return request.user.has_perm("refunds.initiate_refund")

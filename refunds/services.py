@@ -194,10 +194,16 @@ def refund_request(*, merchant: Merchant, payment: Payment, amount: int | None, 
     if idempotency_key is None:
         status, response, _ = execute()
         return IdempotentOutcome(status, response, replayed=False)
-    # No acquirer call here (the bank is asked after commit), so everything happens in `record`,
-    # inside the transaction that stores the response.
+    def create(lease) -> tuple[int, dict]:
+        # No acquirer call here (the bank is asked after commit), so everything happens inside
+        # the transaction that stores the response.
+        with lease.transaction():
+            status, response, payment = execute()
+            lease.store(status, response, payment=payment)
+        return status, response
+
     return idempotency_run(merchant=merchant, key=idempotency_key, fingerprint=request_fingerprint(body),
-                           record=lambda _: execute())
+                           create=create)
 
 
 def _submit_on_commit(refund_pk: int) -> None:

@@ -1,7 +1,8 @@
 """Card tokens in the admin console, for support staff.
 
 Staff read a token's metadata (never its network reference) with the consent it was made from.
-Nothing here edits a token: staff holding `tokens.revoke_token` delete tokens with the
+Nothing here edits a token (ReadOnlyAdminMixin; never Django's own delete either, which would
+remove the row unaudited): staff holding `tokens.revoke_token` delete tokens with the
 "Delete the selected tokens" action, which goes through tokens.services.token_delete (the same
 rules and lock as the API) and is written to the audit log.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 
 from gateway.console.lists import DayRangeFilter, FastListMixin
+from gateway.console.readonly import ReadOnlyAdminMixin
 from gateway.console.search import token_search
 from gateway.core.errors import GatewayError
 from tokens import services
@@ -19,7 +21,7 @@ REVOKE_PERMISSION = "tokens.revoke_token"
 
 
 @admin.register(Token)
-class TokenAdmin(FastListMixin, admin.ModelAdmin):
+class TokenAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     # FastListMixin and a day filter instead of a date hierarchy: neither counts nor scans the
     # whole table to draw the page (docs/console.md).
     list_display = ("token_id", "merchant", "network", "last4", "issuer", "status", "created_at", "deleted_at")
@@ -36,16 +38,6 @@ class TokenAdmin(FastListMixin, admin.ModelAdmin):
 
     def get_search_results(self, request, queryset, search_term):
         return token_search(queryset, search_term), False
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        # Never Django's own delete, which would remove the row unaudited: the action below.
-        return False
 
     def has_revoke_permission(self, request):
         return request.user.has_perm(REVOKE_PERMISSION)

@@ -1,6 +1,9 @@
 """Card tokenisation (beta, staging only): the customer's consent, the per-merchant vault, and
 the sandbox card network's own ledger.
 
+tokens stands below payments (a saved card exists apart from the payments that use it): its
+rows point at a payment by the string "payments.Payment", and nothing here imports payments.
+
 What is kept of a card, anywhere in this app: the network, the last 4 digits, the expiry
 month and year, the issuer's name and the network's token reference. Never the card number,
 never the CVV (interface.md, "Rules about card data"; docs/tokens.md).
@@ -14,7 +17,6 @@ from django.db.models import Q
 
 from gateway.core.ids import random_string
 from gateway.platform.models import Merchant
-from payments.models import Payment
 
 _BASE62 = string.ascii_letters + string.digits
 
@@ -34,7 +36,7 @@ class CardConsent(models.Model):
     to the token) or the consent can no longer become one (tokens.services.card_consents_purge).
     """
 
-    payment = models.OneToOneField(Payment, on_delete=models.PROTECT, related_name="card_consent")
+    payment = models.OneToOneField("payments.Payment", on_delete=models.PROTECT, related_name="card_consent")
     text = models.TextField(help_text="exactly what the customer was shown")
     given_at = models.DateTimeField()
     expiry_month = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -60,7 +62,7 @@ class Token(models.Model):
 
     token_id = models.CharField("tokenId", max_length=40, unique=True, default=new_token_id)
     merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="card_tokens")
-    payment = models.OneToOneField(Payment, on_delete=models.PROTECT, related_name="card_token",
+    payment = models.OneToOneField("payments.Payment", on_delete=models.PROTECT, related_name="card_token",
                                    help_text="the successful payment during which the customer consented")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE, db_index=True)
 
@@ -102,7 +104,7 @@ class Token(models.Model):
 class TokenPayment(models.Model):
     """A hosted payment created with `tokenId`: the checkout offers this token's card."""
 
-    payment = models.OneToOneField(Payment, on_delete=models.PROTECT, related_name="token_use")
+    payment = models.OneToOneField("payments.Payment", on_delete=models.PROTECT, related_name="token_use")
     token = models.ForeignKey(Token, on_delete=models.PROTECT, related_name="uses")
     created_at = models.DateTimeField(auto_now_add=True)
 

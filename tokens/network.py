@@ -13,18 +13,35 @@ Test behaviour (docs/tokens.md): every live reference answers a 3-D Secure chall
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import Enum
 
 from django.db import transaction
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
 from gateway.core.ids import random_string
-from payments.acquirer.base import AcquirerAnswer, Outcome
 from tokens.models import SandboxNetworkToken
 from tokens.selectors import ensure_tokens_available
 
 _REFERENCE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+
+class NetworkOutcome(str, Enum):
+    CHALLENGE = "challenge"    # the issuer asks the customer for a 3-D Secure OTP
+    DECLINED = "declined"      # a final no; `message` says why
+
+
+@dataclass(frozen=True)
+class NetworkAnswer:
+    """The network's answer to a payment with a token. The values of `outcome` are those of
+    the acquirer's answers (payments.acquirer.base.Outcome), so the payment that asked can
+    record it as one."""
+    outcome: NetworkOutcome
+    message: str = ""
+    issuer: str = ""
+    # What the network said, for the payment's story. Never carries card data.
+    raw: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -53,18 +70,18 @@ class SandboxCardNetwork:
         return NetworkToken(reference, network, last4, issuer)
 
     @sensitive_variables("cvv")
-    def authorize(self, *, reference: str, cvv: str, amount: int) -> AcquirerAnswer:
+    def authorize(self, *, reference: str, cvv: str, amount: int) -> NetworkAnswer:
         """A payment with a token: the issuer challenges the customer (3-D Secure) when the
         token is live, else the network declines. Raw details never carry the CVV."""
         record = SandboxNetworkToken.objects.filter(reference=reference).first()
         if record is None or record.status != SandboxNetworkToken.Status.ACTIVE:
-            return AcquirerAnswer(Outcome.DECLINED, message="the card network declined: token not active (sandbox)",
-                                  raw={"result": "declined", "network": "token not active"})
+            return NetworkAnswer(NetworkOutcome.DECLINED, message="the card network declined: token not active (sandbox)",
+                                 raw={"result": "declined", "network": "token not active"})
         if not re.fullmatch(r"\d{3,4}", cvv or ""):
-            return AcquirerAnswer(Outcome.DECLINED, message="the card network declined: CVV missing (sandbox)",
-                                  issuer=record.issuer, raw={"result": "declined", "network": "cvv missing"})
-        return AcquirerAnswer(Outcome.CHALLENGE, issuer=record.issuer,
-                              raw={"result": "3ds challenge", "last4": record.last4, "acs": "sandbox-acs",
+            return NetworkAnswer(NetworkOutcome.DECLINED, message="the card network declined: CVV missing (sandbox)",
+                                 issuer=record.issuer, raw={"result": "declined", "network": "cvv missing"})
+        return NetworkAnswer(NetworkOutcome.CHALLENGE, issuer=record.issuer,
+                             raw={"result": "3ds challenge", "last4": record.last4, "acs": "sandbox-acs",
                                    "network": "token authorised"})
 
     def delete(self, *, reference: str) -> None:

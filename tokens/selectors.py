@@ -1,5 +1,7 @@
 """Every read of tokens. Each is scoped to one merchant (its vault) or to one payment: another
-merchant's token answers exactly as a token that does not exist, and so does a deleted one."""
+merchant's token answers exactly as a token that does not exist, and so does a deleted one.
+A payment is named by its primary key and its merchant's (payments uses tokens, never the
+other way round)."""
 from __future__ import annotations
 
 from datetime import date
@@ -9,7 +11,6 @@ from django.utils import timezone
 
 from gateway.core.errors import FeatureNotAvailable, NotFound, ValidationError
 from gateway.platform.models import Merchant
-from payments.models import Payment
 from tokens.models import Token, TokenPayment
 
 TOKEN_ID_MAX = 40
@@ -63,31 +64,43 @@ def token_get_usable(*, merchant: Merchant, token_id: str, today: date | None = 
     return token
 
 
-def token_for_payment(*, payment: Payment) -> Token | None:
+def token_for_payment(*, payment_pk: int) -> Token | None:
     """The token a hosted session was created with (whatever its status), or None."""
-    use = TokenPayment.objects.select_related("token").filter(payment=payment).first()
+    use = TokenPayment.objects.select_related("token").filter(payment_id=payment_pk).first()
     return use.token if use else None
 
 
-def token_usable_for_payment(*, payment: Payment, today: date | None = None) -> Token:
-    """The token that pays this session now. Raises FeatureNotAvailable in production and
-    ValidationError naming tokenId when the session has no token, or its token was deleted
-    or its card expired after the session was created."""
+def token_usable_for_payment(*, payment_pk: int, merchant_id: int, today: date | None = None) -> Token:
+    """The token that pays this session (of merchant `merchant_id`) now. Raises
+    FeatureNotAvailable in production and ValidationError naming tokenId when the session has
+    no token, or its token was deleted or its card expired after the session was created."""
     ensure_tokens_available()
-    token = token_for_payment(payment=payment)
-    if token is None or not token.is_active or token.merchant_id != payment.merchant_id:
+    token = token_for_payment(payment_pk=payment_pk)
+    if token is None or not token.is_active or token.merchant_id != merchant_id:
         raise ValidationError("this saved card is no longer available", field="tokenId")
     if card_expired(token.expiry_month, token.expiry_year, today=today):
         raise ValidationError("this saved card has expired", field="tokenId")
     return token
 
 
-def token_for_checkout(*, payment: Payment) -> Token | None:
+def token_for_checkout(*, payment_pk: int, merchant_id: int) -> Token | None:
     """What the checkout's card form offers: the session's token while it can pay, else None
     (the page then offers the card form)."""
     if settings.IS_PRODUCTION:
         return None
     try:
-        return token_usable_for_payment(payment=payment)
+        return token_usable_for_payment(payment_pk=payment_pk, merchant_id=merchant_id)
     except ValidationError:
         return None
+
+
+# --- the support console's reads (gateway.console) -------------------------------------------
+
+def tokens_made_from_payment(*, payment_pk: int) -> list[Token]:
+    """The token saved from the payment `payment_pk` (whatever its status), as a list."""
+    return list(Token.objects.filter(payment_id=payment_pk))
+
+
+def token_uses_of_payment(*, payment_pk: int) -> list[TokenPayment]:
+    """The payment's link to the token it was created to be paid with, with the token, as a list."""
+    return list(TokenPayment.objects.filter(payment_id=payment_pk).select_related("token"))

@@ -1,6 +1,10 @@
 """Every write of the tokenisation beta: the customer's consent on the checkout, token creation
 from a consenting payment, deletion, and paying a session with a token.
 
+tokens stands below payments and imports nothing of it: payments hands over what a token needs
+of a payment as plain values (PaidCard, a payment's primary key, an amount), and checks the
+payment's own side first (payments.services.card_tokens).
+
 The network (tokens.network) is never called with a row lock held: creation asks the network
 first and then stores the token under the consent's lock (handing a surplus reference back
 when another request won the race); deletion deletes in the vault, commits, then tells the
@@ -19,19 +23,21 @@ from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
 from gateway.core.errors import NotFound, ValidationError
-from gateway.platform.models import Merchant
 from gateway.platform.services import audit_record
-from payments.acquirer.base import AcquirerAnswer
-from payments.models import Payment
 from tokens.locks import lock_card_consent, lock_token
 from tokens.models import CardConsent, Token, TokenPayment
-from tokens.network import NetworkRefused, NetworkToken, get_network
+from tokens.network import NetworkAnswer, NetworkRefused, NetworkToken, get_network
 from tokens.selectors import card_expired, ensure_tokens_available
 
 # A consent becomes a token within this time of its payment's success, or not at all (the
 # card's expiry, kept only for the token, is then forgotten by card_consents_purge).
 TOKEN_CONSENT_WINDOW = timedelta(days=7)
 CONSENT_TEXT_MAX = 1000
+# A payment in one of these statuses ended without success (FAILED, EXPIRED) or is open again
+# after its card attempt failed (PENDING): its consent can no longer become a token. Payment
+# statuses, named here rather than imported (tokens stands below payments); a test in
+# tests/tokens holds them to payments.models.Payment.Status.
+PAYMENT_STATUSES_WITHOUT_TOKEN = ("FAILED", "EXPIRED", "PENDING")
 
 
 def card_consent_text(merchant_name: str) -> str:
@@ -44,28 +50,28 @@ def card_consent_text(merchant_name: str) -> str:
 
 # --- consent on the checkout --------------------------------------------------------------
 
-def card_consent_record(*, payment: Payment, expiry_month: int, expiry_year: int,
+def card_consent_record(*, payment_pk: int, merchant_name: str, expiry_month: int, expiry_year: int,
                         now: datetime | None = None) -> CardConsent:
-    """The customer ticked `save_card` when submitting the card of `payment` (already moved to
-    PROCESSING, so this runs once per payment). Keeps the consent text shown, its time and the
-    card's expiry (for the token; nothing else of the card). Raises FeatureNotAvailable in
-    production."""
+    """The customer ticked `save_card` when submitting the card of the payment `payment_pk` of
+    the merchant `merchant_name` (already moved to PROCESSING, so this runs once per payment).
+    Keeps the consent text shown, its time and the card's expiry (for the token; nothing else
+    of the card). Raises FeatureNotAvailable in production."""
     ensure_tokens_available()
     if not 1 <= expiry_month <= 12:
         raise ValueError("expiry month must be 1 to 12")
     consent, _ = CardConsent.objects.update_or_create(
-        payment=payment,
-        defaults={"text": card_consent_text(payment.merchant.name), "given_at": now or timezone.now(),
+        payment_id=payment_pk,
+        defaults={"text": card_consent_text(merchant_name), "given_at": now or timezone.now(),
                   "expiry_month": expiry_month, "expiry_year": expiry_year},
     )
     return consent
 
 
-def card_consent_forget(*, payment: Payment) -> int:
-    """A new card attempt of `payment` without the customer's consent: the consent an earlier
+def card_consent_forget(*, payment_pk: int) -> int:
+    """A new card attempt of the payment `payment_pk` without the customer's consent: the consent an earlier
     attempt gave was for another card (declined, or its OTP wrong), so its expiry is forgotten
     and it can never become a token of this payment's card. The record stays."""
-    return CardConsent.objects.filter(payment=payment, expiry_month__isnull=False).update(
+    return CardConsent.objects.filter(payment_id=payment_pk, expiry_month__isnull=False).update(
         expiry_month=None, expiry_year=None)
 
 
@@ -77,7 +83,7 @@ def card_consents_purge(*, now: datetime | None = None) -> int:
     run at any time."""
     now = now or timezone.now()
     return (CardConsent.objects.filter(expiry_month__isnull=False)
-            .filter(Q(payment__status__in=[Payment.Status.FAILED, Payment.Status.EXPIRED, Payment.Status.PENDING])
+            .filter(Q(payment__status__in=PAYMENT_STATUSES_WITHOUT_TOKEN)
                     | Q(payment__completed_at__lt=now - TOKEN_CONSENT_WINDOW))
             .update(expiry_month=None, expiry_year=None))
 
@@ -85,12 +91,26 @@ def card_consents_purge(*, now: datetime | None = None) -> int:
 # --- creation -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class PaidCard:
+    """What a token is made from: a SUCCESS card payment, as payments hands it over (checked
+    on its side: payments.services.card_tokens). Nothing of the card but what the gateway keeps."""
+    pk: int
+    merchant_id: int
+    created_at: datetime
+    completed_at: datetime
+    network: str
+    last4: str
+    issuer: str
+    bank_rrn: str  # the proof that the card was just authenticated (3-D Secure)
+
+
+@dataclass(frozen=True)
 class TokenCreated:
     token: Token
     created: bool  # False: the payment's token existed already and is returned again
 
 
-def _consent_timestamp(value: int, *, payment: Payment, now: datetime) -> datetime:
+def _consent_timestamp(value: int, *, payment: PaidCard, now: datetime) -> datetime:
     """consent.consentTimestamp: not ahead of our clock by more than the request clock skew,
     and not before the payment was created (less the same skew): the customer consented
     during the payment."""
@@ -103,36 +123,32 @@ def _consent_timestamp(value: int, *, payment: Payment, now: datetime) -> dateti
     return datetime.fromtimestamp(value, tz=dt_timezone.utc)
 
 
-def token_create(*, merchant: Merchant, payment_id: str, consent_given, consent_timestamp: int,
-                 consent_text: str, now: datetime | None = None) -> TokenCreated:
-    """Make the token of a successful card payment of `merchant` during which the customer
-    consented (`save_card`) and passed 3-D Secure. One token per payment: asked again, the
-    payment's live token is returned (created=False).
-
-    Raises FeatureNotAvailable in production; NotFound (paymentId) for an unknown or another
-    merchant's payment; ValidationError naming the field when consentGiven is not true, the
-    payment is not SUCCESS or not by card, no consent was recorded, consentTimestamp is out of
-    bounds, the consent has lapsed, the card has expired, or the payment's token was deleted."""
-    ensure_tokens_available()
+def consent_given_check(consent_given) -> None:
+    """consent.consentGiven must be exactly true. Raises ValidationError naming it."""
     if consent_given is not True:
         raise ValidationError("must be true: a token is made only with the customer's consent",
                               field="consent.consentGiven")
+
+
+def token_create(*, payment: PaidCard, consent_timestamp: int, consent_text: str,
+                 now: datetime | None = None) -> TokenCreated:
+    """Make the token of `payment`, a successful card payment during which the customer
+    consented (`save_card`) and passed 3-D Secure (payments.services.card_tokens checks the
+    payment and hands it over). One token per payment: asked again, the payment's live token
+    is returned (created=False).
+
+    Raises FeatureNotAvailable in production; ValidationError naming the field when no consent
+    was recorded, consentTimestamp is out of bounds, the consent has lapsed, the card has
+    expired, or the payment's token was deleted."""
+    ensure_tokens_available()
     now = now or timezone.now()
-    payment = Payment.objects.filter(merchant=merchant, payment_id=payment_id).first()
-    if payment is None:
-        raise NotFound("paymentId: no payment with that id")
-    if payment.status != Payment.Status.SUCCESS:
-        raise ValidationError(f"the payment is {payment.enquiry_status}; a token is made only from a successful "
-                              "card payment", field="paymentId")
-    if payment.payment_mode != Payment.Mode.CARD:
-        raise ValidationError("the payment was not made by card", field="paymentId")
-    consent = CardConsent.objects.filter(payment=payment).first()
+    consent = CardConsent.objects.filter(payment_id=payment.pk).first()
     if consent is None:
         raise ValidationError("the customer did not consent to save the card during this payment",
                               field="paymentId")
     timestamp = _consent_timestamp(consent_timestamp, payment=payment, now=now)
 
-    existing = Token.objects.filter(payment=payment).first()
+    existing = Token.objects.filter(payment_id=payment.pk).first()
     if existing is not None:
         return TokenCreated(_existing_or_refuse(existing), created=False)
     if consent.expiry_month is None or payment.completed_at < now - TOKEN_CONSENT_WINDOW:
@@ -143,12 +159,13 @@ def token_create(*, merchant: Merchant, payment_id: str, consent_given, consent_
 
     network = get_network()
     try:
-        issued = network.provision(network=payment.card_network, last4=payment.card_last4,
-                                   issuer=payment.card_issuer, authentication_reference=payment.bank_rrn)
+        issued = network.provision(network=payment.network, last4=payment.last4,
+                                   issuer=payment.issuer, authentication_reference=payment.bank_rrn)
     except NetworkRefused as exc:
         raise ValidationError(f"the card network refused to issue a token: {exc}", field="paymentId") from None
     try:
-        outcome = _token_store(consent_id=consent.pk, issued=issued, timestamp=timestamp, text=consent_text)
+        outcome = _token_store(consent_id=consent.pk, merchant_id=payment.merchant_id, issued=issued,
+                               timestamp=timestamp, text=consent_text)
     except BaseException:
         network.delete(reference=issued.reference)  # nothing in the vault points at it
         raise
@@ -165,16 +182,16 @@ def _existing_or_refuse(token: Token) -> Token:
 
 
 @transaction.atomic(durable=True)
-def _token_store(*, consent_id: int, issued: NetworkToken, timestamp: datetime, text: str) -> TokenCreated:
+def _token_store(*, consent_id: int, merchant_id: int, issued: NetworkToken, timestamp: datetime,
+                 text: str) -> TokenCreated:
     consent = lock_card_consent(consent_id)
-    payment = consent.payment
-    existing = Token.objects.filter(payment=payment).first()
+    existing = Token.objects.filter(payment_id=consent.payment_id).first()
     if existing is not None:
         return TokenCreated(_existing_or_refuse(existing), created=False)
     if consent.expiry_month is None:
         raise ValidationError("the consent given during this payment has lapsed", field="paymentId")
     token = Token.objects.create(
-        merchant_id=payment.merchant_id, payment=payment, network=issued.network, last4=issued.last4,
+        merchant_id=merchant_id, payment_id=consent.payment_id, network=issued.network, last4=issued.last4,
         expiry_month=consent.expiry_month, expiry_year=consent.expiry_year, issuer=issued.issuer,
         network_reference=issued.reference, consent_timestamp=timestamp, consent_text=text,
     )
@@ -220,16 +237,17 @@ def token_delete(*, token: Token, actor, actor_name: str) -> Token:
 
 # --- paying with a token ------------------------------------------------------------------
 
-def token_payment_link(*, token: Token, payment: Payment) -> TokenPayment:
-    """Record that the hosted session `payment` is to be paid with `token` (same merchant)."""
-    if token.merchant_id != payment.merchant_id:
+def token_payment_link(*, token: Token, payment_pk: int, merchant_id: int) -> TokenPayment:
+    """Record that the hosted session `payment_pk` of merchant `merchant_id` is to be paid with
+    `token` (same merchant)."""
+    if token.merchant_id != merchant_id:
         raise ValidationError("unknown token", field="tokenId")
-    return TokenPayment.objects.create(token=token, payment=payment)
+    return TokenPayment.objects.create(token=token, payment_id=payment_pk)
 
 
 @sensitive_variables("cvv")
-def token_authorize(*, token: Token, payment: Payment, cvv: str) -> AcquirerAnswer:
-    """Ask the card network to authorise `payment` with `token` and the CVV the customer typed
-    (in memory only): a 3-D Secure challenge when the token is live, else a decline.
-    Raises FeatureNotAvailable in production."""
-    return get_network().authorize(reference=token.network_reference, cvv=cvv, amount=payment.amount)
+def token_authorize(*, token: Token, amount: int, cvv: str) -> NetworkAnswer:
+    """Ask the card network to authorise a payment of `amount` paise with `token` and the CVV
+    the customer typed (in memory only): a 3-D Secure challenge when the token is live, else a
+    decline. Raises FeatureNotAvailable in production."""
+    return get_network().authorize(reference=token.network_reference, cvv=cvv, amount=amount)

@@ -32,15 +32,14 @@ from django.utils.html import format_html, format_html_join
 from gateway.platform import roles
 from gateway.console.display import short_time
 from gateway.console.lists import DayRangeFilter, FastListMixin
+from gateway.console.readonly import ReadOnlyAdminMixin
 from gateway.core.errors import GatewayError
 from gateway.platform.models import Merchant
-from payments.payloads import EVENT_TYPES as PAYMENT_EVENT_TYPES
-from refunds.payloads import EVENT_TYPES as REFUND_EVENT_TYPES
 from webhooks import services
-from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
+from webhooks.models import WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
+from webhooks.payloads import event_types
 
 CHANGE_PERMISSION = roles.RESEND_WEBHOOK
-EVENT_TYPES = sorted({*PAYMENT_EVENT_TYPES.values(), *REFUND_EVENT_TYPES.values(), TEST_EVENT_TYPE})
 
 
 def _refused(doing: str) -> PermissionDenied:
@@ -49,7 +48,8 @@ def _refused(doing: str) -> PermissionDenied:
 
 
 class EventTypeFilter(admin.SimpleListFilter):
-    """The event types the gateway sends, from the code (not a DISTINCT over the table)."""
+    """The event types the gateway sends, as the apps registered them (webhooks.payloads), not
+    a DISTINCT over the table."""
 
     title = "type"
     parameter_name = "event_type"
@@ -59,21 +59,10 @@ class EventTypeFilter(admin.SimpleListFilter):
         super().__init__(request, params, model, model_admin)
 
     def lookups(self, request, model_admin):
-        return [(name, name) for name in EVENT_TYPES]
+        return [(name, name) for name in event_types()]
 
     def queryset(self, request, queryset):
         return queryset.filter(**{self.lookup_path: self.value()}) if self.value() else queryset
-
-
-class ReadOnlyAdminMixin:
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def get_readonly_fields(self, request, obj=None):
-        return list(dict.fromkeys([*self.readonly_fields, *[f.name for f in self.model._meta.fields]]))
 
 
 class AttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -135,6 +124,11 @@ class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     )
     readonly_fields = ("event_id_link", "event_type", "subject_log", "signature_explainer", "body",
                        "last_http_status")
+
+    def has_change_permission(self, request, obj=None):
+        # Not to edit a delivery (every field is read-only): "Resend now" is a change action,
+        # for the roles holding it.
+        return request.user.has_perm(CHANGE_PERMISSION)
 
     def lookup_allowed(self, lookup, value, request=None):
         # The per-payment log: ?event__subject_id=<sabpaisaTxnId or refundId>.

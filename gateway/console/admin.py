@@ -20,6 +20,7 @@ from django.utils.html import format_html
 from gateway.platform import brand as brand_rules
 from gateway.platform import methods, roles, services
 from gateway.console.lists import DayRangeFilter, FastListMixin
+from gateway.console.readonly import ReadOnlyAdminMixin
 from gateway.core.errors import GatewayError
 from gateway.platform.models import ApiKey, AuditRecord, Merchant, MerchantBrand
 from gateway.core.money import rupees_str
@@ -331,7 +332,7 @@ class AuditActionFilter(admin.SimpleListFilter):
 
 
 @admin.register(AuditRecord)
-class AuditRecordAdmin(FastListMixin, admin.ModelAdmin):
+class AuditRecordAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("created_at", "actor_name", "action", "object_type", "object_id", "merchant")
     list_filter = (AuditActionFilter, ("merchant", admin.RelatedFieldListFilter), ("created_at", DayRangeFilter))
     search_fields = ("actor_name__exact", "object_id__exact", "merchant__code__exact", "action__exact")
@@ -339,15 +340,6 @@ class AuditRecordAdmin(FastListMixin, admin.ModelAdmin):
     readonly_fields = [f.name for f in AuditRecord._meta.fields]
     list_select_related = ("merchant",)
     sortable_by = ("created_at",)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 class AuditedAccountMixin:

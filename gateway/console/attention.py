@@ -19,9 +19,9 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from payments.models import Reversal
-from refunds.models import Refund
-from webhooks.models import WebhookDelivery
+from payments import selectors as payment_selectors
+from refunds import selectors as refund_selectors
+from webhooks import selectors as webhook_selectors
 
 LIST_LIMIT = 50
 REFUND_STUCK_AFTER = timedelta(hours=1)
@@ -46,23 +46,16 @@ def _section(key: str, title: str, queryset) -> Section:
 
 def attention_sections(now: datetime | None = None) -> list[Section]:
     now = now or timezone.now()
-    reversals = Reversal.objects.select_related("payment", "payment__merchant")
-    refunds = Refund.objects.select_related("payment", "merchant").exclude(status__in=Refund.FINAL_STATUSES)
-    stuck_refunds = refunds.filter(needs_review=True) | refunds.filter(created_at__lt=now - REFUND_STUCK_AFTER)
     return [
         _section("reversals-failed", "Late approvals the acquirer refused to reverse: give the money back by hand",
-                 reversals.filter(status=Reversal.Status.FAILED).order_by("created_at", "pk")),
-        _section("reversals-pending", "Late approvals being reversed",
-                 reversals.filter(status=Reversal.Status.PENDING).order_by("created_at", "pk")),
+                 payment_selectors.reversals_failed()),
+        _section("reversals-pending", "Late approvals being reversed", payment_selectors.reversals_pending()),
         _section("refunds-stuck", f"Refunds flagged for review or open over {_hours(REFUND_STUCK_AFTER)}",
-                 stuck_refunds.order_by("created_at", "pk")),
+                 refund_selectors.refunds_stuck(created_before=now - REFUND_STUCK_AFTER)),
         _section("webhooks-dead", f"Webhook deliveries dead in the last {DEAD_WINDOW.days} days",
-                 WebhookDelivery.objects.select_related("event", "merchant")
-                 .filter(status=WebhookDelivery.Status.DEAD, created_at__gte=now - DEAD_WINDOW)
-                 .order_by("created_at", "pk")),
+                 webhook_selectors.deliveries_dead_since(since=now - DEAD_WINDOW)),
         _section("reversals-done", f"Late approvals given back in the last {REVERSED_RECENTLY.days} days",
-                 reversals.filter(status__in=Reversal.FINAL_STATUSES, completed_at__gte=now - REVERSED_RECENTLY)
-                 .order_by("-completed_at", "-pk")),
+                 payment_selectors.reversals_done_since(since=now - REVERSED_RECENTLY)),
     ]
 
 

@@ -19,17 +19,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, IntegerField, Min, OuterRef, Q, Subquery
-from django.db.models.functions import Coalesce, TruncHour
 from django.utils import timezone
 
 from gateway.console import charts
 from gateway.console.days import local
 from gateway.console.display import method_label
 from gateway.platform.models import Merchant
-from payments.models import Payment
-from refunds.models import Refund
-from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery
+from payments import selectors as payment_selectors
+from refunds import selectors as refund_selectors
+from webhooks import selectors as webhook_selectors
 
 WINDOW = timedelta(hours=24)
 STUCK_AFTER_EXPIRY = timedelta(minutes=getattr(settings, "CONSOLE_STUCK_PAYMENT_MINUTES", 2))
@@ -41,9 +39,6 @@ BACKLOG_AFTER = timedelta(minutes=5)
 EXPIRY_SWEEP_SECONDS = settings.CELERY_BEAT_SCHEDULE["payments-expire"]["schedule"]
 LIST_LIMIT = 20
 COUNT_CAP = 1000
-
-S = Payment.Status
-D = WebhookDelivery.Status
 
 
 @dataclass
@@ -93,30 +88,18 @@ def _capped_count(queryset) -> int:
 def payments_by_method(now: datetime) -> list[MethodStats]:
     """Payments created in the last 24 hours, by method and status."""
     stats: dict[str, MethodStats] = {}
-    rows = (Payment.objects.filter(created_at__gte=now - WINDOW).order_by()
-            .values_list("payment_mode", "status").annotate(n=Count("id")))
-    for mode, status, n in rows:
+    for mode, outcome, n in payment_selectors.payment_outcomes_by_mode(since=now - WINDOW):
         method = method_label(mode)
         entry = stats.setdefault(method, MethodStats(method))
         entry.total += n
-        if status == S.SUCCESS:
-            entry.succeeded += n
-        elif status == S.FAILED:
-            entry.failed += n
-        elif status == S.EXPIRED:
-            entry.expired += n
-        else:
-            entry.open += n
+        setattr(entry, outcome, getattr(entry, outcome) + n)  # succeeded, failed, expired or open
     return sorted(stats.values(), key=lambda entry: (-entry.total, entry.method))
 
 
 def payments_by_hour(now: datetime) -> list[tuple[str, int, int]]:
     """(hour label in IST, payments created, of which succeeded) for each of the last 24 hours."""
     tz = timezone.get_default_timezone()
-    rows = (Payment.objects.filter(created_at__gte=now - WINDOW).order_by()
-            .annotate(hour=TruncHour("created_at", tzinfo=tz)).values("hour")
-            .annotate(total=Count("id"), succeeded=Count("id", filter=Q(status=S.SUCCESS)))
-            .values_list("hour", "total", "succeeded"))
+    rows = payment_selectors.payment_counts_by_hour(since=now - WINDOW, tz=tz)
     by_hour = {local(hour).replace(minute=0, second=0, microsecond=0): (total, ok) for hour, total, ok in rows}
     first = local(now - WINDOW).replace(minute=0, second=0, microsecond=0)
     points = []
@@ -129,54 +112,27 @@ def payments_by_hour(now: datetime) -> list[tuple[str, int, int]]:
     return points
 
 
-def _count_of(queryset) -> Subquery:
-    return Coalesce(Subquery(queryset.order_by().values("merchant").annotate(n=Count("id")).values("n"),
-                             output_field=IntegerField()), 0)
-
-
 def webhook_health(now: datetime) -> list[WebhookHealth]:
     """Per merchant with a webhook address or anything in flight, test events left out:
     deliveries waiting for their
     first attempt, deliveries between retries, deliveries dead in the last 7 days, the oldest
     one still due and the last one delivered. Worst first."""
-    # Test events (sent from the console to try an address) say nothing about how the merchant's
-    # real webhooks fare: one failed test, never retried, would mark it failing for 7 days.
-    real = WebhookDelivery.objects.exclude(event__event_type=TEST_EVENT_TYPE)
-    due = (real.filter(status__in=WebhookDelivery.DUE_STATUSES).order_by()
-           .values("merchant").annotate(pending=Count("id", filter=Q(status=D.PENDING)),
-                                        retrying=Count("id", filter=Q(status=D.FAILED)),
-                                        oldest=Min("created_at")))
-    due_by_merchant = {row["merchant"]: row for row in due}
-    mine = real.filter(merchant=OuterRef("pk"))
-    merchants = (
-        Merchant.objects.filter(Q(pk__in=list(due_by_merchant)) | ~Q(webhook_url=""))
-        .annotate(
-            dead=_count_of(mine.filter(status=D.DEAD, created_at__gte=now - DEAD_WINDOW)),
-            last_success=Subquery(mine.filter(status=D.DELIVERED).order_by("-created_at")
-                                  .values("delivered_at")[:1]),
-        )
-        .order_by("code")
-    )
-    health = []
-    for merchant in merchants:
-        row = due_by_merchant.get(merchant.pk, {})
-        health.append(WebhookHealth(merchant, row.get("pending", 0), row.get("retrying", 0), merchant.dead,
-                                    row.get("oldest"), merchant.last_success, now))
+    rows = webhook_selectors.webhook_health_rows(dead_since=now - DEAD_WINDOW)
+    health = [WebhookHealth(*row, now) for row in rows]
     order = {"failing": 0, "backlog": 1, "retrying": 2, "healthy": 3}
     return sorted(health, key=lambda item: (order[item.state], item.merchant.code))
 
 
 def stuck_payments(now: datetime):
-    queryset = Payment.objects.filter(status__in=[S.PENDING, S.PROCESSING],
-                                      expires_at__lt=now - STUCK_AFTER_EXPIRY)
-    rows = list(queryset.select_related("merchant").order_by("expires_at")[:LIST_LIMIT])
-    return rows, (_capped_count(queryset.order_by("expires_at")) if len(rows) == LIST_LIMIT else len(rows))
+    queryset = payment_selectors.payments_open_past_expiry(expired_before=now - STUCK_AFTER_EXPIRY)
+    rows = list(queryset[:LIST_LIMIT])
+    return rows, (_capped_count(queryset) if len(rows) == LIST_LIMIT else len(rows))
 
 
 def late_refunds(now: datetime):
-    queryset = Refund.objects.filter(status=Refund.Status.INITIATED, created_at__lt=now - REFUND_PENDING_ALERT)
-    rows = list(queryset.select_related("merchant", "payment").order_by("created_at")[:LIST_LIMIT])
-    return rows, (_capped_count(queryset.order_by("created_at")) if len(rows) == LIST_LIMIT else len(rows))
+    queryset = refund_selectors.refunds_initiated_before(created_before=now - REFUND_PENDING_ALERT)
+    rows = list(queryset[:LIST_LIMIT])
+    return rows, (_capped_count(queryset) if len(rows) == LIST_LIMIT else len(rows))
 
 
 def dashboard_context(now: datetime | None = None) -> dict:

@@ -4,7 +4,7 @@ Staff paste whatever the caller has: the gateway's sabpaisaTxnId or paymentId, t
 merchant's order number (merchantTxnId), the bank's reference (RRN), a NEFT/RTGS/challan
 reference, the customer's email or phone, a refund's bank reference, a webhook event id.
 The term's shape says which identifiers it can be; each of those is an exact lookup on an
-index (payments.models, payments.lookups), joined with OR. No `icontains`: on a table of
+index (payments.selectors, payments.lookups), joined with OR. No `icontains`: on a table of
 millions a substring search reads every row.
 """
 from __future__ import annotations
@@ -14,8 +14,11 @@ from dataclasses import dataclass
 
 from django.db.models import Q, QuerySet
 
+from gateway.platform.models import Merchant
+from payments import selectors as payment_selectors
 from payments.lookups import PHONE_KEY_DIGITS, email_key, email_key_expression, phone_key, phone_key_expression
-from payments.models import Payment
+from refunds import selectors as refund_selectors
+from webhooks import selectors as webhook_selectors
 
 SABPAISA_TXN_ID = re.compile(r"SP[A-Z0-9]{18}")
 PHONE = re.compile(r"\+?[0-9 ().-]+")
@@ -41,24 +44,20 @@ def identifiers_for(term: str) -> list[Identifier]:
     if term.startswith("pay_"):
         found.append(Identifier("paymentId", Q(payment_id=term)))
     if term.startswith("evt_"):
-        from webhooks.models import WebhookEvent
-
         # Resolved first (one primary-key lookup): an OR with a subquery in it cannot be
         # answered from indexes, and PostgreSQL would read the whole payments table.
-        subjects = list(WebhookEvent.objects.filter(pk=term).values_list("subject_id", flat=True))
+        subjects = webhook_selectors.event_subject_ids(term)
         found.append(Identifier("webhook event id", Q(sabpaisa_txn_id__in=subjects)))
     if "@" in term and " " not in term:
         found.append(Identifier("customer email", Q(_email_key=email_key(term))))
     if PHONE.fullmatch(term) and len(phone_key(term)) == PHONE_KEY_DIGITS and phone_key(term).isdigit():
         found.append(Identifier("customer phone", Q(_phone_key=phone_key(term))))
     if REFERENCE.fullmatch(term):
-        from refunds.models import Refund
-
         found.append(Identifier("bank reference (RRN)", Q(bank_rrn=term)))
         found.append(Identifier("transfer reference", Q(transfer_reference=upper) | Q(transfer_reference=term)))
-        refunded = list(Refund.objects.filter(bank_refund_reference=term).values_list("payment_id", flat=True))
+        refunded = refund_selectors.refund_payment_pks_by_bank_reference(term)
         found.append(Identifier("refund bank reference", Q(pk__in=refunded)))
-    if len(term) <= Payment._meta.get_field("merchant_txn_id").max_length:
+    if len(term) <= payment_selectors.MERCHANT_TXN_ID_MAX_LENGTH:
         # The merchant's own order number can look like anything, so it is always tried.
         found.append(Identifier("merchantTxnId", Q(merchant_txn_id=term)))
     return found
@@ -101,15 +100,14 @@ def _by_own_payment_or_merchant(queryset: QuerySet, term: str, *, own: Q, paymen
     matches, or whose payment `payment` matches, or whose merchant's code is `term`. The
     payment and merchant keys are resolved first, as payment_search does for webhook events,
     so every branch of the OR is an index on the queryset's own table."""
-    from gateway.platform.models import Merchant
-
-    payments = list(Payment.objects.filter(payment).values_list("pk", flat=True))
+    payments = payment_selectors.payment_pks_where(payment)
     merchants = list(Merchant.objects.filter(code=term).values_list("pk", flat=True))
     return queryset.filter(own | Q(payment__in=payments) | Q(merchant__in=merchants))
 
 
-def matched_by(payment: Payment, term: str) -> str:
-    """Which identifier of `payment` the term is, for the "found by" message."""
+def matched_by(payment, term: str) -> str:
+    """Which identifier of `payment` (a payments.models.Payment) the term is, for the "found by"
+    message."""
     term = term.strip()
     checks = [
         ("sabpaisaTxnId", payment.sabpaisa_txn_id == term.upper()),

@@ -29,8 +29,8 @@ from django.db.models.functions import Coalesce
 from gateway.console.days import day_bounds, local
 from gateway.platform.models import Merchant
 from gateway.core.money import rupees_str
-from payments.models import Payment
-from refunds.models import Refund
+from payments import selectors as payment_selectors
+from refunds import selectors as refund_selectors
 
 COLUMNS = ["record_type", "merchant_id", "date", "sabpaisa_txn_id", "payment_id", "merchant_txn_id", "refund_id",
            "payment_mode", "bank_reference", "timestamp_ist", "count", "amount_paise", "amount_rupees"]
@@ -60,16 +60,12 @@ def _text(value: str) -> str:
 
 def settlement_payments(merchant: Merchant, day: date):
     start, end = day_bounds(day)
-    return (Payment.objects.filter(merchant=merchant, status=Payment.Status.SUCCESS,
-                                   completed_at__gte=start, completed_at__lt=end)
-            .order_by("completed_at", "id"))
+    return payment_selectors.payments_settled(merchant=merchant, start=start, end=end)
 
 
 def settlement_refunds(merchant: Merchant, day: date):
     start, end = day_bounds(day)
-    return (Refund.objects.filter(merchant=merchant, status=Refund.Status.SUCCESS,
-                                  processed_at__gte=start, processed_at__lt=end)
-            .select_related("payment").order_by("processed_at", "id"))
+    return refund_selectors.refunds_settled(merchant=merchant, start=start, end=end)
 
 
 def settlement_totals(merchant: Merchant, day: date) -> SettlementTotals:

@@ -9,7 +9,8 @@ Gathered from the rows that are the truth of each part, never from logs:
 - the audit log's staff actions on any of these.
 
 A fixed number of queries whatever the payment's history (each part is one query, with its
-children prefetched).
+children prefetched). Each app's rows are read through its selectors (payments, refunds,
+webhooks, tokens); the kinds of events are asked of the rows themselves (`event.Kind`).
 """
 from __future__ import annotations
 
@@ -17,17 +18,16 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Prefetch, Q
+from django.db.models import Q
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from gateway.console.days import local
 from gateway.console.display import money
 from gateway.platform.models import AuditRecord
-from payments.models import Payment, PaymentEvent
 from refunds import selectors as refund_selectors
-from refunds.models import Refund, RefundEvent
-from webhooks.models import WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
+from tokens import selectors as token_selectors
+from webhooks import selectors as webhook_selectors
 
 DETAIL_MAX_CHARS = 300
 
@@ -71,16 +71,16 @@ class Entry:
     title: str
     details: list[tuple[str, str]] = field(default_factory=list)
     link: tuple[str, str] | None = None        # (address, label)
-    delivery: WebhookDelivery | None = None    # the resend button acts on it
+    delivery: object | None = None             # a webhooks WebhookDelivery: the resend button acts on it
     sequence: int = 0                          # keeps rows written in the same instant in order
 
 
 @dataclass
 class PaymentStory:
-    payment: Payment
+    payment: object                            # a payments Payment
     entries: list[Entry]
-    refunds: list[Refund]
-    deliveries: list[WebhookDelivery]
+    refunds: list                              # its refunds.models.Refund rows
+    deliveries: list                           # its webhooks.models.WebhookDelivery rows
     totals: dict[str, str]
     refundable: int
     # Refunds made with an API key staff had already rotated away (in its grace period): the
@@ -88,7 +88,7 @@ class PaymentStory:
     rotated_key_refunds: list[str] = field(default_factory=list)
 
 
-def _rotated_key_refunds(refunds: list[Refund]) -> list[str]:
+def _rotated_key_refunds(refunds: list) -> list[str]:
     warnings = []
     for refund in refunds:
         key = refund.api_key
@@ -100,10 +100,10 @@ def _rotated_key_refunds(refunds: list[Refund]) -> list[str]:
     return warnings
 
 
-def _payment_entries(payment: Payment) -> list[Entry]:
+def _payment_entries(payment) -> list[Entry]:
     entries = []
     for event in payment.events.all():
-        if event.kind == PaymentEvent.Kind.STATUS:
+        if event.kind == event.Kind.STATUS:
             moved = f"{event.from_status} → {event.to_status}" if event.from_status else f"created {event.to_status}"
             title = f"Status {moved}"
             attempt = event.detail.get("attempt")
@@ -112,15 +112,15 @@ def _payment_entries(payment: Payment) -> list[Entry]:
                     event.detail.get("outcome"), "started")
                 method = event.detail.get("method") or ""
                 title = f"Attempt {attempt}{f' ({method})' if method else ''} {what}: {moved}"
-        elif event.kind == PaymentEvent.Kind.ACQUIRER:
+        elif event.kind == event.Kind.ACQUIRER:
             step = event.detail.get("step")
             title = f"Acquirer answered{' ' + step if step else ''}: {event.detail.get('outcome', 'see details')}"
             entries.append(Entry(event.created_at, event.kind, title, _details(event.detail, skip=("outcome", "step")),
                                  sequence=event.pk))
             continue
-        elif event.kind == PaymentEvent.Kind.REDIRECT:
+        elif event.kind == event.Kind.REDIRECT:
             title = f"Customer sent back to the merchant ({event.detail.get('status', '')})"
-        elif event.kind == PaymentEvent.Kind.REVERSAL:
+        elif event.kind == event.Kind.REVERSAL:
             # A late approval given back (payments.services.reversals): its status changes and sends.
             if event.to_status:
                 moved = f"{event.from_status} → {event.to_status}" if event.from_status else f"created {event.to_status}"
@@ -133,21 +133,21 @@ def _payment_entries(payment: Payment) -> list[Entry]:
     return entries
 
 
-def _attempt_title(attempt: WebhookDeliveryAttempt) -> str:
+def _attempt_title(attempt) -> str:
     facts = [f"HTTP {attempt.http_status}" if attempt.http_status else "",
              f"{attempt.duration_ms} ms" if attempt.duration_ms is not None else ""]
     facts = ", ".join(fact for fact in facts if fact)
     return f"Webhook attempt #{attempt.number}: {attempt.get_outcome_display()}" + (f" ({facts})" if facts else "")
 
 
-def _webhook_entries(events: list[WebhookEvent]) -> tuple[list[Entry], list[WebhookDelivery]]:
+def _webhook_entries(events: list) -> tuple[list[Entry], list]:
     entries, deliveries = [], []
     for event in events:
         for delivery in event.deliveries.all():
             deliveries.append(delivery)
             details = [("event id", event.id), ("delivery", f"{delivery.get_status_display()}, "
                                                              f"{delivery.attempts} attempt(s)")]
-            if delivery.next_attempt_at and delivery.status in WebhookDelivery.DUE_STATUSES:
+            if delivery.next_attempt_at and delivery.status in delivery.DUE_STATUSES:
                 details.append(("next attempt", _when(delivery.next_attempt_at)))
             if delivery.delivered_at:
                 details.append(("delivered", _when(delivery.delivered_at)))
@@ -163,15 +163,15 @@ def _webhook_entries(events: list[WebhookEvent]) -> tuple[list[Entry], list[Webh
     return entries, deliveries
 
 
-def _refund_entries(refunds: list[Refund]) -> list[Entry]:
+def _refund_entries(refunds: list) -> list[Entry]:
     entries = []
     for refund in refunds:
         link = (_url("admin:refunds_refund_change", refund.pk), refund.refund_id)
         for event in refund.events.all():
-            if event.kind == RefundEvent.Kind.STATUS and not event.from_status:
+            if event.kind == event.Kind.STATUS and not event.from_status:
                 title = f"Refund {refund.refund_id} of {money(refund.amount)} requested by {event.actor_name or 'system'}"
                 category = "refund"
-            elif event.kind == RefundEvent.Kind.STATUS:
+            elif event.kind == event.Kind.STATUS:
                 title = f"Refund {refund.refund_id} {event.from_status} → {event.to_status}"
                 category = "refund"
             else:
@@ -182,11 +182,9 @@ def _refund_entries(refunds: list[Refund]) -> list[Entry]:
     return entries
 
 
-def _token_entries(payment: Payment) -> tuple[list[Entry], list[str]]:
-    from tokens.models import Token, TokenPayment
-
+def _token_entries(payment) -> tuple[list[Entry], list[str]]:
     entries, token_ids = [], []
-    for token in Token.objects.filter(payment=payment):
+    for token in token_selectors.tokens_made_from_payment(payment_pk=payment.pk):
         token_ids.append(str(token.pk))
         link = (_url("admin:tokens_token_change", token.pk), token.token_id)
         entries.append(Entry(token.created_at, "token", f"Card saved as token {token.token_id}",
@@ -194,17 +192,18 @@ def _token_entries(payment: Payment) -> tuple[list[Entry], list[str]]:
         if token.deleted_at:
             entries.append(Entry(token.deleted_at, "token", f"Token {token.token_id} deleted",
                                  [("by", token.deleted_by)], link=link, sequence=token.pk))
-    for use in TokenPayment.objects.filter(payment=payment).select_related("token"):
+    for use in token_selectors.token_uses_of_payment(payment_pk=payment.pk):
         entries.append(Entry(use.created_at, "token", f"Paid with saved card token {use.token.token_id}",
                              link=(_url("admin:tokens_token_change", use.token_id), use.token.token_id),
                              sequence=use.pk))
     return entries, token_ids
 
 
-def _staff_entries(payment: Payment, refunds, deliveries, token_ids) -> list[Entry]:
-    objects = Q(object_type=Payment._meta.label, object_id=str(payment.pk))
-    for label, ids in ((Refund._meta.label, [str(refund.pk) for refund in refunds]),
-                       (WebhookDelivery._meta.label, [str(delivery.pk) for delivery in deliveries]),
+def _staff_entries(payment, refunds, deliveries, token_ids) -> list[Entry]:
+    # The audit log names an object by its model's label (gateway.platform.services.audit_record).
+    objects = Q(object_type=payment._meta.label, object_id=str(payment.pk))
+    for label, ids in (("refunds.Refund", [str(refund.pk) for refund in refunds]),
+                       ("webhooks.WebhookDelivery", [str(delivery.pk) for delivery in deliveries]),
                        ("tokens.Token", token_ids)):
         if ids:
             objects |= Q(object_type=label, object_id__in=ids)
@@ -218,19 +217,11 @@ def _staff_entries(payment: Payment, refunds, deliveries, token_ids) -> list[Ent
     return entries
 
 
-def payment_story(payment: Payment) -> PaymentStory:
-    """Everything that happened to `payment`, oldest first."""
-    refunds = list(Refund.objects.filter(payment=payment).select_related("api_key").order_by("created_at", "id")
-                   .prefetch_related(Prefetch("events", queryset=RefundEvent.objects.order_by("created_at", "id"))))
+def payment_story(payment) -> PaymentStory:
+    """Everything that happened to `payment` (a payments.models.Payment), oldest first."""
+    refunds = refund_selectors.refunds_with_events(payment=payment)
     subjects = [payment.sabpaisa_txn_id, *(refund.refund_id for refund in refunds)]
-    events = list(
-        WebhookEvent.objects.filter(merchant_id=payment.merchant_id, subject_id__in=subjects)
-        .order_by("created_at")
-        .prefetch_related(Prefetch("deliveries", queryset=WebhookDelivery.objects.select_related("merchant")
-                                   .order_by("created_at", "id")
-                                   .prefetch_related(Prefetch("attempt_rows",
-                                                              queryset=WebhookDeliveryAttempt.objects.order_by("number")))))
-    )
+    events = webhook_selectors.events_with_deliveries(merchant_id=payment.merchant_id, subject_ids=subjects)
     webhook_entries, deliveries = _webhook_entries(events)
     token_entries, token_ids = _token_entries(payment)
     entries = [*_payment_entries(payment), *webhook_entries, *_refund_entries(refunds), *token_entries,

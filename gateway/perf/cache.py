@@ -11,9 +11,9 @@ And one operation Django's cache has not: `count(key, timeout)`, one more hit on
 is created with its timeout, in one round trip. It skips redis-py's command machinery (retry
 wrapper, pool checkout and return, event dispatch, response callbacks: 180 µs of CPU a call
 became 110, measured in-process) and talks to Redis on a connection each thread keeps.
-`counter_hit` counts with it on Redis, and with add and incr on any other Django cache: the
-rate limiter (gateway.platform.ratelimit) counts every API request with it, the checkout its wrong
-links (payments.checkout.access).
+`counter_hit` counts with it on Redis, and with add and incr on any other Django cache. Only
+the rate limiter (gateway.platform.ratelimit.window_hit) calls it: every API request is counted
+there, and the checkout's wrong links (payments.checkout.access) through it.
 
 Every operation is bounded and guarded (gateway.core.redisguard): the connections have socket and
 connect timeouts (REDIS_TIMEOUT_SECONDS, set in gateway.settings), a timeout is never retried,

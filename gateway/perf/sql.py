@@ -6,6 +6,11 @@ Why: compiling a queryset costs the ORM about as much CPU as a whole bare Django
 more than PostgreSQL spends answering it (docs/decisions.md, D1). The statements here are
 written once, from the models' own column names, so a new field is picked up by itself.
 Everything else keeps the ORM.
+
+Behind one wall: only each app's small writes module (payments.writes) and the platform's key
+lookup (gateway.platform.key_lookup) import this module. They offer domain verbs
+(payment_insert_with_events, idempotency_key_take, ...), so no service signature carries a type
+of this module (tests/gateway/test_perf_wall.py keeps it so).
 """
 from __future__ import annotations
 

@@ -9,27 +9,19 @@ UNAUTHORIZED: the caller learns nothing about which part was wrong.
 from __future__ import annotations
 
 import time
-from functools import lru_cache
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
 from gateway.core import crypto
-
-from gateway.perf import sql
 from gateway.core.errors import Unauthorized
-from gateway.platform.models import ApiKey, Merchant
 from gateway.core.tracing import set_merchant
-
-
-@lru_cache(maxsize=None)
-def _key_sql() -> str:
-    return (f"SELECT {sql.columns(ApiKey, 'k')}, {sql.columns(Merchant, 'm')} FROM {ApiKey._meta.db_table} k "
-            f"JOIN {Merchant._meta.db_table} m ON m.id = k.merchant_id WHERE k.prefix = %s")
+from gateway.platform.key_lookup import api_key_from_row, api_key_row
+from gateway.platform.models import ApiKey, Merchant
 
 
 # Rows of keys found lately, by prefix: (monotonic time read, row). Every API request needs its
@@ -49,9 +41,7 @@ def _key_row(prefix: str) -> tuple | None:
         hit = _recent.get(prefix)
         if hit is not None and now - hit[0] < ttl:
             return hit[1]
-    with connection.cursor() as cursor:
-        cursor.execute(_key_sql(), [prefix])
-        row = cursor.fetchone()
+    row = api_key_row(prefix)
     if row is not None and ttl > 0:
         if len(_recent) >= _RECENT_MAX:
             _recent.clear()
@@ -74,15 +64,10 @@ post_delete.connect(_forget, sender=Merchant, dispatch_uid="gateway.platform.aut
 
 def _api_key_by_prefix(prefix: str) -> ApiKey | None:
     """The key with this prefix (unique) and its merchant, as new instances for this request,
-    in one hand-written statement (the ORM's select_related costs more CPU to compile than
-    PostgreSQL takes to answer it; gateway/perf/sql.py), or none when read a moment ago (_recent)."""
+    in one hand-written statement (gateway.platform.key_lookup), or none when read a moment
+    ago (_recent)."""
     row = _key_row(prefix)
-    if row is None:
-        return None
-    split = sql.width(ApiKey)
-    key = sql.instance(ApiKey, row[:split])
-    key.merchant = sql.instance(Merchant, row[split:])
-    return key
+    return None if row is None else api_key_from_row(row)
 
 
 def merchant_for_api_key(raw_key: str | None) -> Merchant:

@@ -11,6 +11,10 @@ gateway.core.clientip, never DRF's own, which believes whatever X-Forwarded-For 
 If the cache cannot be reached, or does not answer within REDIS_TIMEOUT_SECONDS, the request
 is let through: a Redis failure must not stop payments. Each failure is logged; while Redis
 rests after one (gateway.core.redisguard: a second) requests pass without asking it.
+
+`window_hit` is the counter other limiters count with (the checkout's wrong links,
+payments.checkout.access), so that only this module knows how a count reaches Redis
+(gateway.perf.cache: one round trip).
 """
 import logging
 import time
@@ -20,11 +24,19 @@ from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
 from gateway.core import redisguard
-from gateway.perf.cache import counter_hit
 from gateway.core.clientip import client_ip
+from gateway.perf.cache import counter_hit
 from gateway.platform.models import Merchant
 
 logger = logging.getLogger("gateway.ratelimit")
+
+
+def window_hit(key: str, seconds: int) -> int:
+    """One more hit on the fixed-window counter `key` in the shared cache (Redis), a counter
+    that lives `seconds` from its first hit; the count so far, 1 for the first. One round trip.
+    Raises what the cache raises when Redis cannot be reached (redisguard.RedisUnavailable,
+    redisguard.OUTAGE_ERRORS), for the caller to fail open."""
+    return counter_hit(cache, key, seconds)
 
 
 class MerchantRateThrottle(BaseThrottle):
@@ -39,7 +51,7 @@ class MerchantRateThrottle(BaseThrottle):
         window = int(time.time())
         key = f"rl:{ident}:{window}"
         try:
-            count = counter_hit(cache, key, _COUNTER_SECONDS)
+            count = window_hit(key, _COUNTER_SECONDS)
         except redisguard.RedisUnavailable:
             return True  # Redis failed a moment ago and rests: fail open, logged then
         except redisguard.OUTAGE_ERRORS as exc:

@@ -25,17 +25,17 @@ from django.core.cache import cache
 from django.utils import translation
 from django.views.decorators.cache import never_cache
 
-from gateway.perf.cache import counter_hit
 from gateway.core.clientip import client_ip
 from gateway.core.customer_pages import customer_error_page
 from gateway.core.errors import GatewayError, NotFound, RateLimited
+from gateway.platform.ratelimit import window_hit
+from payments.checkout.grants import grant, has_grant
+from payments.checkout.language import checkout_language
 from payments.models import Payment
 from payments.selectors import payment_get_for_checkout, payment_get_hosted
 
 logger = logging.getLogger("payments.checkout")
 
-SESSION_GRANTS = "checkout_grants"
-MAX_GRANTS = 20
 # Wrong or missing clientSecrets tolerated in a window, per client address and per payment.
 # Secrets are 256-bit, so this is about probing, not about guessing one.
 BAD_SECRET_LIMIT = 20
@@ -50,8 +50,6 @@ def checkout_page(view):
 
     @wraps(view)
     def in_language(request, *args, **kwargs):
-        from payments.checkout.language import checkout_language
-
         language = checkout_language(request, kwargs.get("payment_id"))
         with translation.override(language):
             try:
@@ -82,7 +80,7 @@ def _refuse_failure(request, payment_id: str) -> None:
         limited = any((counts.get(key) or 0) >= BAD_SECRET_LIMIT for key in keys)
         if not limited:
             for key in keys:
-                counter_hit(cache, key, BAD_SECRET_WINDOW_SECONDS)
+                window_hit(key, BAD_SECRET_WINDOW_SECONDS)
     except Exception:
         logger.exception("checkout link limit not applied: the cache is unreachable")
         limited = False
@@ -92,20 +90,11 @@ def _refuse_failure(request, payment_id: str) -> None:
     raise NotFound()
 
 
-def _grant(request, payment: Payment) -> None:
-    grants = [pid for pid in request.session.get(SESSION_GRANTS, []) if pid != payment.payment_id]
-    request.session[SESSION_GRANTS] = (grants + [payment.payment_id])[-MAX_GRANTS:]
-
-
-def _has_grant(request, payment_id: str) -> bool:
-    return payment_id in request.session.get(SESSION_GRANTS, [])
-
-
 def granted_payment(request, payment_id: str) -> Payment:
     """The payment this browser was given access to. The grant is checked first: a customer who
     has access is never limited, however much others behind the same address probe. Without it:
     NOT_FOUND, counted; RATE_LIMITED once the address or the payment is over the limit."""
-    if _has_grant(request, payment_id):
+    if has_grant(request, payment_id):
         return payment_get_hosted(payment_id=payment_id)
     _refuse_failure(request, payment_id)
 
@@ -117,12 +106,12 @@ def grant_by_secret(request, payment_id: str, client_secret: str) -> None:
     out. A wrong one: NOT_FOUND, counted; RATE_LIMITED once the address or the payment is over
     the limit. (Telling a right secret from a wrong one teaches a prober nothing: a right one
     is 256 random bits it would have to have already.)"""
-    if _has_grant(request, payment_id):
+    if has_grant(request, payment_id):
         return  # the customer opened the merchant's link again
     payment = payment_get_for_checkout(payment_id=payment_id, client_secret=client_secret)
     if payment is None:
         _refuse_failure(request, payment_id)
-    _grant(request, payment)
+    grant(request, payment.payment_id)
 
 
 def grant_by_link(request, token: str):
@@ -136,5 +125,5 @@ def grant_by_link(request, token: str):
         link = payment_link_for_token(token)
     except NotFound:
         _refuse_failure(request, f"link:{token}")
-    _grant(request, link.payment)
+    grant(request, link.payment.payment_id)
     return link

@@ -192,7 +192,7 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
         urls={name.replace("-", "_"): reverse(f"checkout:{name}", args=[pid])
               for name in ("upi", "card", "card-saved", "netbanking", "wallet", "transfer-start", "status")},
         # Tokenisation beta (staging only): the session's saved card, or the consent to save one.
-        saved_card=token_for_checkout(payment=payment),
+        saved_card=token_for_checkout(payment_pk=payment.pk, merchant_id=payment.merchant_id),
         save_card_text=card_consent_text(payment.merchant.name),
         test_vpas=UPI_TEST_VPAS,
         rtgs_minimum=format_inr(20_000_000),

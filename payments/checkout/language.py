@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from payments.checkout.grants import has_grant
+from payments.models import Payment
+
 SUPPORTED = tuple(code for code, _ in settings.LANGUAGES)
 DEFAULT = "en"
 
@@ -25,10 +28,7 @@ def checkout_language(request, payment_id: str | None = None) -> str:
     if chosen:
         return chosen
     if payment_id:
-        from payments.checkout.access import _has_grant
-        from payments.models import Payment
-
-        if _has_grant(request, payment_id):
+        if has_grant(request, payment_id):
             sent = Payment.objects.filter(payment_id=payment_id).values_list("language", flat=True).first()
             return normalise(sent) or DEFAULT
     return DEFAULT

@@ -139,7 +139,7 @@ def card_saved(request, payment_id: str):
     """The saved card of a session created with tokenId (staging beta): CVV in, the same 3-D
     Secure challenge as a typed card out. The CVV goes to the card network and nowhere else."""
     payment = granted_payment(request, payment_id)
-    token = token_for_checkout(payment=payment)
+    token = token_for_checkout(payment_pk=payment.pk, merchant_id=payment.merchant_id)
     if token is None:
         return render_methods(request, payment, open_method=M.CARD, errors={
             "saved_card": [_("This saved card is no longer available. Pay with a card or another method.")]})

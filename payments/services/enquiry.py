@@ -17,7 +17,6 @@ from datetime import timezone as dt_timezone
 from gateway.core.money import rupees_number
 from gateway.core.tracing import current_trace_id
 from payments.models import Payment
-from refunds.selectors import refund_pending_amount, refunded_amount
 
 
 def enquiry_payment_mode(payment: Payment) -> str | None:
@@ -30,9 +29,9 @@ def enquiry_payment_mode(payment: Payment) -> str | None:
     return None
 
 
-def enquiry_transaction(payment: Payment, *, refunded: int | None = None, refund_pending: int | None = None) -> dict:
+def enquiry_transaction(payment: Payment, *, refunded: int, refund_pending: int) -> dict:
     """The interface's Transaction (GET /api/v2/payments), plus bankRrn, the refunded amounts
-    (read here unless the caller has them, from payments.selectors.payment_get_for_enquiry) and
+    (paise, as payments.selectors.payment_get_for_enquiry reads them with the payment) and
     SabPaisa's fields (the module docstring). PROCESSING reads PENDING: the interface's enquiry
     enum has no PROCESSING."""
     return {
@@ -55,8 +54,8 @@ def enquiry_transaction(payment: Payment, *, refunded: int | None = None, refund
         "initiatedAt": _iso(payment.created_at),
         "completedAt": _iso(payment.completed_at),
         # Paise. Refunded = SUCCESS refunds (the bank returned the money); pending = INITIATED ones.
-        "refundedAmount": refunded_amount(payment) if refunded is None else refunded,
-        "refundPendingAmount": refund_pending_amount(payment) if refund_pending is None else refund_pending,
+        "refundedAmount": refunded,
+        "refundPendingAmount": refund_pending,
         "traceId": current_trace_id(),
     }
 
@@ -68,7 +67,7 @@ def _iso(value: datetime | None) -> str | None:
     return value.astimezone(dt_timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def enquiry_body_form(payment: Payment, *, refunded: int | None = None, refund_pending: int | None = None) -> dict:
+def enquiry_body_form(payment: Payment, *, refunded: int, refund_pending: int) -> dict:
     """POST /api/v2/payments/enquiry: the Transaction and the body form's own fields
     (amountPaise, paymentMode, bankRrn), so a client written against either form works."""
     return {**enquiry_transaction(payment, refunded=refunded, refund_pending=refund_pending),

@@ -11,12 +11,13 @@
 - No transaction is open and no row is locked while the acquirer is called (STYLE.md). A
   request takes the key by committing its record "in flight": no response yet, and
   `expires_at` a short lease (IDEMPOTENCY_LEASE_SECONDS) instead of the 24 hours (committed
-  without waiting for the disk: see _insert; the same statement may ask a question, such as
-  S2S's "merchantTxnId taken?", that refuses the request up front). It then calls the acquirer
-  (`prepare`) with nothing held, and finally creates the payment and stores the response with
-  an UPDATE that matches only while the lease is still its own, writing nothing when it is
-  not, so both commit together: in one transaction (`record`, refunds) or in one statement
-  (`insert`, S2S payments).
+  without waiting for the disk: payments.writes.idempotency_key_take; the same statement may
+  ask whether the merchantTxnId is taken, which refuses the request up front). It then runs
+  the creation (`create`), which calls the acquirer with nothing held, and finally creates
+  the payment and stores the response with an UPDATE that matches only while the lease is
+  still its own, writing nothing when it is not, so both commit together: in one transaction
+  (Lease.transaction and Lease.store: hosted sessions, refunds) or in one statement
+  (Lease.response given to payments.writes.payment_insert_with_events: S2S payments).
 - Concurrent requests with one key: one takes the key; the others find it in flight and wait
   (polling with short sleeps, at most IDEMPOTENCY_WAIT_SECONDS) until the response is stored,
   then answer with it. None fails, and only one payment is created. A request whose lease ran
@@ -33,18 +34,26 @@ import json
 import logging
 import re
 import time
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Callable, Iterator
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from gateway.perf import sql
-from gateway.core.errors import GatewayError, IdempotencyMismatch, ServiceUnavailable, ValidationError
+from gateway.core.errors import (
+    DuplicateTransaction,
+    GatewayError,
+    IdempotencyMismatch,
+    ServiceUnavailable,
+    ValidationError,
+)
 from gateway.platform.models import Merchant
+from payments import writes
 from payments.models import IdempotencyRecord, Payment
+from payments.writes import KeyResponse
 
 logger = logging.getLogger("payments.idempotency")
 
@@ -70,14 +79,49 @@ class Outcome:
     replayed: bool
 
 
-@dataclass(frozen=True)
-class _Lease:
-    """This request holds the key: the record `pk` while its `expires_at` is still `until`
-    (a request that takes the key over writes another time). `refused`: the answer to
-    idempotency_run's `refuse_if` when it was asked as the key was taken, else None."""
+class LeaseLost(Exception):
+    """The key's record was no longer this request's lease when the response was to be stored:
+    nothing of the request was written (a transaction raising it is rolled back)."""
+
+
+@dataclass
+class Lease:
+    """This request holds the key: the record `pk` while its `expires_at` is still `until` (a
+    request that takes the key over writes another time). `refused`: whether the merchantTxnId
+    was found taken as the key was taken, None when not asked then.
+
+    idempotency_run's `create` gets it and stores its response with what it creates, in one
+    of two ways: `response(status, body)` for a creation that is one statement storing it too
+    (payments.writes.payment_insert_with_events), or `store(...)` inside `transaction()`. Both
+    mark the start of the writing: a GatewayError raised before it (the acquirer's refusal)
+    gives the key back as it is, one raised after it first looks whether a request that took
+    the key over has stored the answer (idempotency_run)."""
     pk: int
     until: datetime
     refused: bool | None = None
+    writing: bool = field(default=False, init=False)
+
+    def response(self, status: int, body: dict) -> KeyResponse:
+        """The response to store, in the key's record while this lease holds, kept
+        IDEMPOTENCY_TTL from now. The write that stores it writes nothing when the lease is
+        lost: raise LeaseLost then."""
+        self.writing = True
+        return KeyResponse(self.pk, self.until, status, body, keep_until=timezone.now() + IDEMPOTENCY_TTL)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The transaction in which the creation is written and `store` stores its response."""
+        self.writing = True
+        with transaction.atomic():
+            yield
+
+    def store(self, status: int, body: dict, *, payment: Payment | None) -> None:
+        """Store the response (and the created `payment`, or None) in the key's record, inside
+        `transaction()`. Raises LeaseLost, undoing the transaction, when the key is no longer
+        this request's. The UPDATE locks the record, so it is decided against a request taking
+        the key over (which locks it too)."""
+        if not writes.idempotency_response_store(self.response(status, body), payment=payment):
+            raise LeaseLost()
 
 
 _BUSY = object()  # another request holds the key: wait and look again
@@ -103,40 +147,29 @@ def request_fingerprint(body: dict) -> str:
 
 
 def idempotency_run(*, merchant: Merchant, key: str, fingerprint: str,
-                    record: Callable[[Any], tuple[int, dict, Payment | None]] | None = None,
-                    prepare: Callable[[], Any] | None = None,
-                    insert: Callable[[Any, Callable[[int, dict], sql.Claim]], tuple[int, dict] | None] | None = None,
-                    refuse_if: sql.Exists | None = None, refusal: Callable[[], GatewayError] | None = None,
-                    ) -> Outcome:
+                    create: Callable[[Lease], tuple[int, dict]], merchant_txn_id: str | None = None) -> Outcome:
     """Run a creation at most once per (merchant, key) and body, answering repeats with the
-    stored response. With `refuse_if`, a request that takes the key while such a row exists
-    is refused with `refusal()` (and gives the key back) before anything else runs; the
-    question rides on the statement that takes the key. `prepare()` runs next, with no
-    transaction open and no lock held: the acquirer call belongs there. Then one of:
+    stored response. With `merchant_txn_id`, a request that takes the key while the merchant
+    has a payment with that merchantTxnId is refused with DuplicateTransaction (and gives the
+    key back) before anything else runs; the question rides on the statement that takes the key.
 
-    - `record(prepared)` runs inside the transaction that stores the response (so what it
-      writes commits with it) and returns (HTTP status, response body, payment or None);
-    - `insert(prepared, claim)`, for a creation that is one statement: it builds the response,
-      gets the key's record as `claim(status, body)` and writes with
-      `sql.insert_with_children(..., claim=...)`, so the payment and the stored response are
-      one statement and one round trip; it returns (status, body), or None when the claim
-      missed (nothing written).
-
-    A GatewayError from any of them gives the key back and is raised here.
+    `create(lease)` then runs with no transaction open and no lock held (the acquirer call
+    belongs at its start), writes what it creates together with the response it stores with
+    `lease` (Lease says how), and returns (HTTP status, response body). A GatewayError from it
+    gives the key back and is raised here.
 
     Raises IdempotencyMismatch when the key was used with another body, ServiceUnavailable
     when another request with the key is still running after IDEMPOTENCY_WAIT_SECONDS (or took
     the key over from this one). Must be called outside any transaction."""
-    if (record is None) == (insert is None) or (refuse_if is None) != (refusal is None):
-        raise TypeError("idempotency_run takes one of record and insert, and refusal with refuse_if")
-    lease = _acquire(merchant, key, fingerprint, refuse_if)
+    lease = _acquire(merchant, key, fingerprint, merchant_txn_id)
     if isinstance(lease, Outcome):
         return lease
     try:
-        if refuse_if is not None and (lease.refused if lease.refused is not None else sql.exists(refuse_if)):
-            raise refusal()
-        prepared = prepare() if prepare is not None else None
-        return _finish(lease, fingerprint, prepared, record=record, insert=insert)
+        if merchant_txn_id is not None and (
+                lease.refused if lease.refused is not None
+                else writes.payment_txn_id_taken(merchant=merchant, merchant_txn_id=merchant_txn_id)):
+            raise DuplicateTransaction()
+        return _finish(lease, fingerprint, create)
     except BaseException:
         # Nothing was written (a refusal, or a failure that rolled the creation back): give the
         # key back, so a retry is decided afresh. A no-op when the key is no longer ours.
@@ -144,14 +177,14 @@ def idempotency_run(*, merchant: Merchant, key: str, fingerprint: str,
         raise
 
 
-def _acquire(merchant: Merchant, key: str, fingerprint: str, question: sql.Exists | None) -> _Lease | Outcome:
+def _acquire(merchant: Merchant, key: str, fingerprint: str, merchant_txn_id: str | None) -> Lease | Outcome:
     """Take the key, or answer with its stored response; while another request holds it,
     wait (short sleeps, growing to 0.2 s) for its response or for its lease to run out."""
     deadline = time.monotonic() + IDEMPOTENCY_WAIT_SECONDS
     pause = 0.01
     first = True
     while True:
-        claim = _claim(merchant, key, fingerprint, question, insert_first=first)
+        claim = _claim(merchant, key, fingerprint, merchant_txn_id, insert_first=first)
         if claim is not _BUSY:
             return claim
         if time.monotonic() >= deadline:
@@ -162,18 +195,18 @@ def _acquire(merchant: Merchant, key: str, fingerprint: str, question: sql.Exist
         pause = min(pause * 2, 0.2)
 
 
-def _claim(merchant: Merchant, key: str, fingerprint: str, question: sql.Exists | None, *,
+def _claim(merchant: Merchant, key: str, fingerprint: str, merchant_txn_id: str | None, *,
            insert_first: bool = True):
-    """One look at the key: a _Lease when this request now holds it, the stored Outcome, or
+    """One look at the key: a Lease when this request now holds it, the stored Outcome, or
     _BUSY. Raises IdempotencyMismatch. Waiting requests look with plain reads: they take no
     lock and open no transaction unless the key looks free."""
     if insert_first:
-        lease = _insert(merchant, key, fingerprint, question)
+        lease = _insert(merchant, key, fingerprint, merchant_txn_id)
         if lease is not None:
             return lease
     existing = IdempotencyRecord.objects.filter(merchant=merchant, key=key).first()
     if existing is None:  # given back a moment ago (or never there): take it
-        return _insert(merchant, key, fingerprint, question) or _BUSY
+        return _insert(merchant, key, fingerprint, merchant_txn_id) or _BUSY
     verdict = _judge(existing, fingerprint)
     if verdict is not _FREE:
         return verdict
@@ -190,22 +223,22 @@ def _claim(merchant: Merchant, key: str, fingerprint: str, question: sql.Exists 
             fingerprint, None, None, None)
         existing.expires_at = timezone.now() + IDEMPOTENCY_LEASE
         existing.save()
-        return _Lease(existing.pk, existing.expires_at)
+        return Lease(existing.pk, existing.expires_at)
 
 
-def _insert(merchant: Merchant, key: str, fingerprint: str, question: sql.Exists | None) -> _Lease | None:
+def _insert(merchant: Merchant, key: str, fingerprint: str, merchant_txn_id: str | None) -> Lease | None:
     """Take a key nobody has: its record, in flight, committed at once, so that from now on
-    every request with the key finds it (and `question` answered by the same statement).
-    None when the key already has a record."""
+    every request with the key finds it (and whether `merchant_txn_id` is taken answered by
+    the same statement). None when the key already has a record."""
     lease_until = timezone.now() + IDEMPOTENCY_LEASE
     record = IdempotencyRecord(merchant=merchant, key=key, fingerprint=fingerprint, expires_at=lease_until)
     # Committed without waiting for the disk: a lease lost in a database crash is a lease that
     # ran out early, and the acquirer is called again by the retry either way. The payment and
     # the stored response commit durably, which flushes this row with them.
-    inserted, answer = sql.insert_unless_taken(IdempotencyRecord, record, question, flush_to_disk=False)
+    inserted, taken = writes.idempotency_key_take(record, merchant_txn_id=merchant_txn_id)
     if not inserted:  # unique (merchant, key)
         return None
-    return _Lease(record.pk, lease_until, answer)
+    return Lease(record.pk, lease_until, taken)
 
 
 _FREE = object()
@@ -231,7 +264,7 @@ def _left_by_an_old_request(existing: IdempotencyRecord, now: datetime) -> bool:
     return existing.response_body is None and existing.expires_at > now + 2 * IDEMPOTENCY_LEASE
 
 
-def _release(lease: _Lease) -> None:
+def _release(lease: Lease) -> None:
     """Give the key back if this request still holds it and stored no response."""
     try:
         IdempotencyRecord.objects.filter(pk=lease.pk, expires_at=lease.until, response_body__isnull=True).delete()
@@ -240,33 +273,20 @@ def _release(lease: _Lease) -> None:
                        exc_info=True)
 
 
-class _LeaseLost(Exception):
-    """Raised in _finish when the lease was no longer this request's (inside `record`'s
-    transaction, to undo what it wrote)."""
-
-
-def _finish(lease: _Lease, fingerprint: str, prepared, *, record: Callable | None, insert: Callable | None) -> Outcome:
+def _finish(lease: Lease, fingerprint: str, create: Callable[[Lease], tuple[int, dict]]) -> Outcome:
     """The creation and the stored response, written together if this request still holds the
     key when the response is stored; else nothing is written.
 
     The response is stored by an UPDATE that matches only while the lease is ours (the
     record's `expires_at` is still this lease's and it holds no response). It locks the record,
     so it is decided against any request taking the key over (which locks it too): if that one
-    came first, nothing matches and nothing of this request is written (`record`'s writes are
-    rolled back; `insert`'s statement inserts nothing)."""
+    came first, nothing matches and nothing of this request is written (a transaction's writes
+    are rolled back; a single statement inserts nothing)."""
     try:
-        if insert is not None:
-            written = insert(prepared, lambda status, body: _response_claim(lease, status, body))
-            if written is None:
-                raise _LeaseLost()
-            status, body = written
-        else:
-            with transaction.atomic():
-                status, body, payment = record(prepared)
-                claim = _response_claim(lease, status, body)
-                if not sql.update_where(claim.model, claim.where, {**claim.values, claim.link: payment}):
-                    raise _LeaseLost()
-    except (_LeaseLost, GatewayError) as exc:
+        status, body = create(lease)
+    except (LeaseLost, GatewayError) as exc:
+        if not lease.writing:
+            raise  # refused before writing (by the acquirer): idempotency_run gives the key back
         # Nothing of this request was written. If the lease ran out while the acquirer
         # answered, the request that took the key over may have finished with the same body
         # (its own payment may even be why the creation found merchantTxnId taken): answer
@@ -274,20 +294,11 @@ def _finish(lease: _Lease, fingerprint: str, prepared, *, record: Callable | Non
         held = IdempotencyRecord.objects.filter(pk=lease.pk).first()
         if held is not None and held.response_body is not None and held.fingerprint == fingerprint:
             return Outcome(held.response_status, held.response_body, replayed=True)
-        if isinstance(exc, _LeaseLost):
+        if isinstance(exc, LeaseLost):
             raise ServiceUnavailable("this request took too long and another with the same X-Idempotency-Key "
                                      "took over; retry later.") from None
         raise  # a refusal: idempotency_run gives the key back, so a retry is decided afresh
     return Outcome(status, body, replayed=False)
-
-
-def _response_claim(lease: _Lease, status: int, body: dict) -> sql.Claim:
-    """The key's record while this request's lease holds, and the response to store in it (kept
-    IDEMPOTENCY_TTL from now), with the created payment as its `payment`."""
-    return sql.Claim(IdempotencyRecord, where={"pk": lease.pk, "expires_at": lease.until, "response_body": None},
-                     values={"response_status": status, "response_body": body,
-                             "expires_at": timezone.now() + IDEMPOTENCY_TTL},
-                     link="payment")
 
 
 def idempotency_records_delete_expired(*, now=None, batch_size: int = 1000, max_batches: int = 1000) -> int:

@@ -33,7 +33,6 @@ from typing import NamedTuple
 from django.db import IntegrityError
 from django.utils import timezone
 
-from gateway.perf import sql
 from gateway.platform.auth import ensure_same_merchant
 from gateway.core.errors import (
     DuplicateTransaction,
@@ -49,10 +48,11 @@ from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
 from payments.payloads import UDF_KEYS
-from payments.selectors import payment_txn_id_question, payment_txn_id_taken
+from payments.selectors import payment_txn_id_taken
+from payments.services.idempotency import Lease, LeaseLost, idempotency_run, request_fingerprint
 from payments.services.idempotency import Outcome as IdempotentOutcome
-from payments.services.idempotency import idempotency_run, request_fingerprint
 from payments.services.upi import upi_link
+from payments.writes import KeyResponse, payment_insert_with_events
 
 logger = logging.getLogger("payments.s2s")
 
@@ -85,24 +85,23 @@ def s2s_payment_submit(*, merchant: Merchant, data: dict, body: dict,
     response of an earlier request). Raises GatewayError."""
     data = s2s_request_check(merchant=merchant, data=data, body=body)
 
-    def insert(registration: Registration, claim) -> tuple[int, dict] | None:
-        # The response is known before the insert (the ids are ours), so the payment, its
-        # events and the stored response go to the database as one statement.
+    def create(lease: Lease) -> tuple[int, dict]:
+        # The acquirer first, with the key's record in flight but not locked. The response is
+        # then known before the insert (the ids are ours), so the payment, its events and the
+        # stored response go to the database as one statement.
+        registration = s2s_payment_register(merchant=merchant, data=data)
         response = s2s_response(registration.payment, link=registration.answer.link)
-        if not s2s_payment_record(registration, claim=claim(CREATED, response)):
-            return None
+        if not s2s_payment_record(registration, response=lease.response(CREATED, response)):
+            raise LeaseLost()
         return CREATED, response
 
     if idempotency_key is None:
         registration = _s2s_create(merchant=merchant, data=data)
         return IdempotentOutcome(CREATED, s2s_response(registration.payment, link=registration.answer.link),
                                  replayed=False)
-    # Step 7 is asked as the key is taken; the acquirer is called in `prepare`, with the key's
-    # record in flight but not locked.
+    # Step 7 is asked as the key is taken.
     return idempotency_run(merchant=merchant, key=idempotency_key, fingerprint=request_fingerprint(body),
-                           refuse_if=payment_txn_id_question(merchant=merchant, merchant_txn_id=data["merchantTxnId"]),
-                           refusal=DuplicateTransaction,
-                           prepare=lambda: s2s_payment_register(merchant=merchant, data=data), insert=insert)
+                           merchant_txn_id=data["merchantTxnId"], create=create)
 
 
 class Registration(NamedTuple):
@@ -155,21 +154,21 @@ def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
     return Registration(payment, _register(payment))
 
 
-def s2s_payment_record(registration: Registration, *, claim: sql.Claim | None = None) -> bool:
+def s2s_payment_record(registration: Registration, *, response: KeyResponse | None = None) -> bool:
     """Step 9: save the registered payment in PROCESSING with its events, in one statement
-    (gateway/perf/sql.py), which is atomic by itself. With an idempotency key, `claim` is the key's
-    record and the response to store in it: the same statement stores it, and writes nothing
+    (payments.writes), which is atomic by itself. With an idempotency key, `response` is the
+    one to store in the key's record: the same statement stores it, and writes nothing
     (returning False) if the key is no longer this request's. Returns True when written.
     Raises DuplicateTransaction when another request took the merchantTxnId meanwhile."""
     payment, answer = registration
     try:
-        return sql.insert_with_children(payment, [
+        return payment_insert_with_events(payment, [
             PaymentEvent(payment=payment, kind=PaymentEvent.Kind.STATUS, from_status="", to_status=payment.status,
                          detail={"flow": "S2S", "paymentMode": payment.s2s_mode, "traceId": current_trace_id(),
                                  "expiresAt": payment.expires_at.isoformat()}),
             PaymentEvent(payment=payment, kind=PaymentEvent.Kind.ACQUIRER,
                          detail={"step": "upi_register", **answer.raw}),
-        ], link="payment", claim=claim)
+        ], response=response)
     except IntegrityError as exc:
         if _constraint(exc) == UNIQUE_MERCHANT_TXN:
             # Another request with this merchantTxnId committed between our check and insert.

@@ -12,13 +12,13 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from gateway.perf import sql
 from gateway.platform.methods import ensure_method_takes
 from payments.acquirer.base import CALL_TIME_LIMIT
 from payments.locks import lock_payment, lock_payments_due_for_expiry
 from payments.models import Payment, PaymentEvent
 from payments.payloads import EVENT_TYPES, webhook_payload
 from payments.state import InvalidTransition, ensure_transition
+from payments.writes import payment_events_insert
 
 S = Payment.Status
 
@@ -207,7 +207,7 @@ def payments_expire_batch(*, now: datetime, limit: int) -> int:
         payment.status, payment.completed_at, payment.updated_at = S.EXPIRED, completed, completed
     Payment.objects.filter(pk__in=[p.pk for p in payments]).update(
         status=S.EXPIRED, completed_at=completed, updated_at=completed)
-    sql.insert_rows(PaymentEvent, events)
+    payment_events_insert(events)
     from webhooks.services import events_record
 
     events_record([(p.merchant, EVENT_TYPES[S.EXPIRED], webhook_payload(p), p.sabpaisa_txn_id) for p in payments],

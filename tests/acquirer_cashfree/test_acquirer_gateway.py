@@ -14,7 +14,8 @@ from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
 from payments.models import Payment, PaymentEvent
 from tests.payments.hosted.conftest import create_session  # noqa: F401 - a fixture
 from tests.payments.hosted.doubles import use_acquirer
-from tests.payments.s2s.conftest import post, s2s_merchant, signed_body  # noqa: F401 - fixtures
+from tests.payments.s2s.conftest import post, s2s_merchant  # noqa: F401 - fixtures
+from tests.support.factories import signed_body
 
 from .test_acquirer import INTENT, PRISM_ORDER_AMOUNT, acquirer, cashfree  # noqa: F401 - fixtures
 

@@ -69,7 +69,7 @@ CALLS = {
 @pytest.mark.parametrize("call", CALLS.values(), ids=CALLS.keys())
 def test_a_call_cashfree_never_answers_is_unavailable_within_the_timeout(silent_url, call):
     acquirer = CashfreeAcquirer(CashfreeClient(base_url=silent_url, client_id="TEST1234567890",
-                                               client_secret=SECRET, timeout=TIMEOUT))
+                                               client_secret=SECRET, timeout=TIMEOUT), return_url="")
     started = time.monotonic()
     with pytest.raises(AcquirerUnavailable):
         call(acquirer, a_payment())
@@ -80,6 +80,6 @@ def test_a_call_cashfree_never_answers_is_unavailable_within_the_timeout(silent_
 def test_the_configured_timeout_is_well_inside_the_protocols_call_limit(settings):
     settings.CASHFREE_BASE_URL = "https://sandbox.cashfree.com/pg"
     settings.CASHFREE_CLIENT_ID, settings.CASHFREE_CLIENT_SECRET = "TEST1234567890", SECRET
-    acquirer = CashfreeAcquirer.from_settings()
+    acquirer = CashfreeAcquirer()
     # One protocol call makes at most two Cashfree calls (the order, then order pay).
     assert 2 * acquirer.client.timeout < CALL_TIME_LIMIT.total_seconds()

@@ -168,25 +168,12 @@ def test_a_cut_off_card_check_whose_webhook_was_lost_is_settled_by_the_sweep(sho
     assert (payment.status, payment.bank_rrn, payment.acquirer_call_started_at) == (S.SUCCESS, "667890123456", None)
 
 
-@pytest.fixture
-def asked_while_pending(monkeypatch):
-    """CashfreeAcquirer declaring what payments.services.upi asks of an acquirer whose PENDING
-    answers end only by its webhook (RealAcquirer's default); set here until CashfreeAcquirer
-    inherits it (see test_cashfree_says_its_pending_answers_need_asking)."""
-    from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
-
-    monkeypatch.setattr(CashfreeAcquirer, "status_query_while_pending", True, raising=False)
-
-
-@pytest.mark.xfail(strict=True, reason="CashfreeAcquirer (h6-cashfree) is to inherit RealAcquirer, which declares "
-                                       "status_query_while_pending; then drop this marker and asked_while_pending")
 def test_cashfree_says_its_pending_answers_need_asking():
     from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
 
     assert CashfreeAcquirer.status_query_while_pending is True
 
 
-@pytest.mark.usefixtures("asked_while_pending")
 def test_an_answered_upi_request_whose_webhook_was_lost_is_settled_by_the_sweep(shop, cashfree):
     # upi_pay was answered (PENDING: the collect request went out); the payer approved in the
     # app, and Cashfree's webhook never arrived. Without the sweep the payment would expire
@@ -199,7 +186,6 @@ def test_an_answered_upi_request_whose_webhook_was_lost_is_settled_by_the_sweep(
     assert (payment.status, payment.bank_rrn) == (S.SUCCESS, "678901234567")
 
 
-@pytest.mark.usefixtures("asked_while_pending")
 def test_an_answered_upi_request_still_pending_is_asked_again_each_period(shop, cashfree):
     payment = upi_pay(payment_id=session(shop).pk, payer_vpa="asha@okbank")
     Payment.objects.filter(pk=payment.pk).update(updated_at=timezone.now() - timedelta(minutes=2))

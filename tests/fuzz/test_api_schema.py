@@ -47,11 +47,11 @@ from gateway.wsgi import application
 from payments.cards import CardInput
 from payments.services.hosted import hosted_card_pay, hosted_card_verify_otp, hosted_payment_create
 from payments.services.s2s import s2s_payment_create
+from payments.services.card_tokens import payment_token_create
 from payments.services.upi import upi_link
 from refunds.services import refund_create
 from tests.support import factories
 from tests.support.factories import make_merchant
-from tokens import services as token_services
 
 FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
 # FUZZ_DERANDOMIZE=0: new inputs on every run (a failure prints the blob that replays it).
@@ -107,9 +107,9 @@ def world(transactional_db) -> World:
     paid = hosted_card_pay(payment=session.payment, card=card, save_card=True)
     paid = hosted_card_verify_otp(payment=paid, otp="123456")
     assert paid.status == "SUCCESS", paid.failure_reason
-    token = token_services.token_create(merchant=merchant, payment_id=paid.payment_id, consent_given=True,
-                                        consent_timestamp=int(time.time()),
-                                        consent_text="I agree to save my card.").token
+    token = payment_token_create(merchant=merchant, payment_id=paid.payment_id, consent_given=True,
+                                 consent_timestamp=int(time.time()),
+                                 consent_text="I agree to save my card.").token
     refund = refund_create(merchant=merchant, payment=paid, amount=10_000, refund_id="FUZZ-RF-1").refund
     hosted_payment_create(merchant=merchant, merchant_txn_id="FUZZ-OPEN", amount=50_000, currency="INR",
                           return_url=RETURN_URL)

@@ -95,6 +95,25 @@ def test_refunded_amount_counts_processed_refunds_only(merchant):
     assert selectors.refundable_amount(payment) == 300_000 - 30_000
 
 
+def test_the_enquirys_refund_totals_follow_the_same_rule_as_the_selectors(merchant):
+    """The enquiry reads the totals in its one statement with refunds' SQL form of the rule
+    (refund_totals_sql, given to payments at app ready): it must agree with the ORM form."""
+    from payments.selectors import payment_get_for_enquiry
+
+    payment = make_success_payment(merchant, amount=300_000)
+    other = make_success_payment(merchant, amount=300_000)
+    processed = _refund(merchant, payment, 10_000)
+    _refund(merchant, payment, 20_000)  # stays INITIATED
+    failed = _refund(merchant, payment, SANDBOX_FAILURE)
+    _refund(merchant, other, 40_000)  # another payment's: counted for it alone
+    refund_process(processed.pk)
+    refund_process(failed.pk)
+    found = payment_get_for_enquiry(merchant=merchant.merchant, merchant_txn_id=payment.merchant_txn_id)
+    assert (found.payment.pk, found.refunded_amount, found.refund_pending_amount) == (
+        payment.pk, selectors.refunded_amount(payment), selectors.refund_pending_amount(payment)) == (
+        payment.pk, 10_000, 20_000)
+
+
 def test_processing_twice_submits_once_and_emits_one_event(merchant):
     refund = _refund(merchant, make_success_payment(merchant), 1_000)
     refund_process(refund.pk)

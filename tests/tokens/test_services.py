@@ -11,6 +11,7 @@ from django.test import Client
 from django.utils import timezone
 
 from payments.models import Payment
+from payments.services.card_tokens import payment_token_create
 from tests.support.factories import pay_by_card, token_request
 from tokens import services
 from tokens.models import CardConsent, SandboxNetworkToken, Token
@@ -58,6 +59,12 @@ def test_the_purge_forgets_the_expiry_of_consents_that_cannot_become_tokens(crea
     assert services.card_consents_purge() == 0
 
 
+def test_the_statuses_whose_consents_are_purged_are_payment_statuses():
+    # tokens names them without importing payments; a renamed status must not pass unnoticed.
+    assert set(services.PAYMENT_STATUSES_WITHOUT_TOKEN) == {
+        Payment.Status.FAILED, Payment.Status.EXPIRED, Payment.Status.PENDING}
+
+
 @pytest.mark.django_db(transaction=True)
 def test_two_requests_for_the_same_payments_token_at_once_make_one_token(create_session, shop):
     payment = pay_by_card(Client(), create_session(shop))
@@ -68,7 +75,7 @@ def test_two_requests_for_the_same_payments_token_at_once_make_one_token(create_
     def create():
         try:
             barrier.wait(timeout=10)
-            results.append(services.token_create(
+            results.append(payment_token_create(
                 merchant=shop.merchant, payment_id=payment.payment_id, consent_given=True,
                 consent_timestamp=body["consent"]["consentTimestamp"], consent_text="I agree"))
         except Exception as exc:  # noqa: BLE001 - reported below

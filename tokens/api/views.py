@@ -1,5 +1,6 @@
 """The token endpoints (beta, staging only; docs/tokens.md). Each view checks the request, then
-calls one selector or service.
+calls one selector or service. Making a token starts from a payment, so POST /api/v2/tokens is
+served by payments (payments.api.token_views), on TokenAPIView and the names below.
 
 Order of checks: production (403 FEATURE_NOT_AVAILABLE for every request, before anything
 else: the feature does not exist there), then the platform's (X-Merchant-Id present, X-Api-Key,
@@ -13,8 +14,8 @@ from rest_framework.response import Response
 from gateway.platform.api import GatewayAPIView
 from gateway.platform.schema import error_responses
 from tokens import selectors, services
-from tokens.api.serializers import TokenCreatedSchema, TokenCreateSerializer, TokenDeletedSchema, TokenSchema
-from tokens.payloads import token_body, token_created_body, token_deleted_body
+from tokens.api.serializers import TokenDeletedSchema, TokenSchema
+from tokens.payloads import token_body, token_deleted_body
 
 TAGS = ["tokens", "beta"]
 BETA = ("Beta, staging only: in production every token endpoint answers 403 FEATURE_NOT_AVAILABLE. The "
@@ -30,29 +31,6 @@ class TokenAPIView(GatewayAPIView):
     def initial(self, request, *args, **kwargs):
         selectors.ensure_tokens_available()
         super().initial(request, *args, **kwargs)
-
-
-class TokensView(TokenAPIView):
-    """POST /api/v2/tokens."""
-
-    @extend_schema(
-        operation_id="token_create", summary="Create a card token (beta)", tags=TAGS,
-        request=TokenCreateSerializer, parameters=[MERCHANT_HEADER],
-        responses={200: TokenCreatedSchema, **error_responses(400, 401, 403, 404, 429)},
-        description=BETA + "Makes the network token of a SUCCESS card payment of this merchant during which the "
-                           "customer ticked 'save this card' on the checkout and passed 3-D Secure. One token per "
-                           "payment: asking again returns the same token (header Idempotent-Replayed: true). "
-                           "Another merchant's payment is 404 NOT_FOUND. See docs/tokens.md.")
-    def post(self, request):
-        serializer = TokenCreateSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        consent = data["consent"]
-        outcome = services.token_create(
-            merchant=request.user, payment_id=data["paymentId"], consent_given=consent["consentGiven"],
-            consent_timestamp=consent["consentTimestamp"], consent_text=consent["consentText"])
-        headers = None if outcome.created else {"Idempotent-Replayed": "true"}
-        return Response(token_created_body(outcome.token), headers=headers)
 
 
 class TokenDetailView(TokenAPIView):

@@ -41,6 +41,7 @@ from payments.acquirer.base import (
     AcquirerRefused,
     AcquirerUnavailable,
     Outcome,
+    RealAcquirer,
 )
 from payments.cards import CardInput
 from payments.models import Payment
@@ -138,23 +139,22 @@ def _attempt(payment: Payment) -> str:
     return str(payment.attempt)
 
 
-class CashfreeAcquirer:
-    """The protocol over one Cashfree merchant account. Holds configuration only: thread-safe."""
+class CashfreeAcquirer(RealAcquirer):
+    """The protocol over one Cashfree merchant account. Holds configuration only: thread-safe.
+    From RealAcquirer: any payer VPA is taken (the payer's bank decides) and nothing happens
+    on our side while a UPI answer is awaited (Cashfree's webhook or the status query brings it)."""
 
     name = "cashfree"
     methods = METHODS
 
-    def __init__(self, client: CashfreeClient, *, return_url: str = ""):
-        self.client = client
+    def __init__(self, client: CashfreeClient | None = None, *, return_url: str | None = None):
+        """Without arguments (get_acquirer), the account and addresses of the settings."""
+        self.client = client or CashfreeClient(
+            base_url=settings.CASHFREE_BASE_URL, client_id=settings.CASHFREE_CLIENT_ID,
+            client_secret=settings.CASHFREE_CLIENT_SECRET, timeout=settings.CASHFREE_TIMEOUT_SECONDS)
         # Where Cashfree sends the customer back after its pages: `{payment_id}` is filled in.
-        self.return_url = return_url
-
-    @classmethod
-    def from_settings(cls) -> CashfreeAcquirer:
-        client = CashfreeClient(base_url=settings.CASHFREE_BASE_URL, client_id=settings.CASHFREE_CLIENT_ID,
-                                client_secret=settings.CASHFREE_CLIENT_SECRET,
-                                timeout=settings.CASHFREE_TIMEOUT_SECONDS)
-        return cls(client, return_url=settings.GATEWAY_PUBLIC_URL + "/checkout/{payment_id}/status")
+        self.return_url = (settings.GATEWAY_PUBLIC_URL + "/checkout/{payment_id}/status"
+                           if return_url is None else return_url)
 
     def supports(self, method: str) -> bool:
         return method in self.methods

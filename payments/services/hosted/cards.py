@@ -87,10 +87,10 @@ def hosted_card_pay(*, payment: Payment, card: CardInput, save_card: bool = Fals
     )
     try:
         if save_card:
-            token_services.card_consent_record(payment=payment, expiry_month=card.expiry_month,
-                                               expiry_year=card.expiry_year)
+            token_services.card_consent_record(payment_pk=payment.pk, merchant_name=payment.merchant.name,
+                                               expiry_month=card.expiry_month, expiry_year=card.expiry_year)
         elif payment.attempt > 1:
-            token_services.card_consent_forget(payment=payment)  # an earlier attempt's card
+            token_services.card_consent_forget(payment_pk=payment.pk)  # an earlier attempt's card
         try:
             answer = get_acquirer().card_authorize(payment=payment, card=card)
         except AcquirerError as exc:
@@ -118,7 +118,7 @@ def hosted_saved_card_pay(*, payment: Payment, cvv: str) -> Payment:
     tokenId when its token can no longer pay (deleted, expired), FeatureNotAvailable in
     production."""
     _ensure_open(payment)
-    token = token_selectors.token_usable_for_payment(payment=payment)
+    token = token_selectors.token_usable_for_payment(payment_pk=payment.pk, merchant_id=payment.merchant_id)
     payment = payment_mark_processing(
         payment_id=payment.pk, payment_mode=M.CARD, card_last4=token.last4, card_network=token.network,
         card_issuer=token.issuer[:60],
@@ -126,7 +126,10 @@ def hosted_saved_card_pay(*, payment: Payment, cvv: str) -> Payment:
     )
     try:
         try:
-            answer = token_services.token_authorize(token=token, payment=payment, cvv=cvv)
+            said = token_services.token_authorize(token=token, amount=payment.amount, cvv=cvv)
+            # The network's answer is recorded and applied as the acquirer's would be.
+            answer = AcquirerAnswer(Outcome(said.outcome.value), message=said.message, issuer=said.issuer,
+                                    raw=said.raw)
         except AcquirerError as exc:
             return _authorisation_failed(payment.pk, exc)
         acquirer_answer_record(payment_id=payment.pk, step="token_authorize", answer=answer, attempt=payment.attempt)

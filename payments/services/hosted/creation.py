@@ -19,13 +19,12 @@ from cryptography.fernet import InvalidToken
 from django.utils import timezone
 
 from gateway.core import crypto
-from gateway.core.errors import DuplicateTransaction, ProcessingError
+from gateway.core.errors import ProcessingError
 from gateway.platform.models import Merchant
 from gateway.core.tracing import current_trace_id
 from payments.models import IdempotencyRecord
-from payments.selectors import payment_txn_id_question
 from payments.services.hosted.session import HostedSession, hosted_payment_create
-from payments.services.idempotency import Outcome, idempotency_run, request_fingerprint
+from payments.services.idempotency import Lease, Outcome, idempotency_run, request_fingerprint
 from tokens.models import Token
 
 CREATED_MESSAGE = "Checkout session created; send the customer to checkoutUrl?clientSecret=<clientSecret>."
@@ -63,15 +62,16 @@ def hosted_payment_submit(*, merchant: Merchant, create: dict[str, Any], body: d
         session = hosted_payment_create(merchant=merchant, token=token, **create)
         return Outcome(200, hosted_response(session), replayed=False)
 
-    def record(_prepared):
+    def session_create(lease: Lease) -> tuple[int, dict]:
         # Inside the transaction that stores the response: the session commits with it.
-        session = hosted_payment_create(merchant=merchant, token=token, **create)
-        return 200, _sealed(hosted_response(session)), session.payment
+        with lease.transaction():
+            session = hosted_payment_create(merchant=merchant, token=token, **create)
+            response = _sealed(hosted_response(session))
+            lease.store(200, response, payment=session.payment)
+        return 200, response
 
     outcome = idempotency_run(merchant=merchant, key=idempotency_key, fingerprint=request_fingerprint(body),
-                              refuse_if=payment_txn_id_question(merchant=merchant,
-                                                                merchant_txn_id=create["merchant_txn_id"]),
-                              refusal=DuplicateTransaction, record=record)
+                              merchant_txn_id=create["merchant_txn_id"], create=session_create)
     return Outcome(outcome.status, _unsealed(outcome.body), outcome.replayed)
 
 

@@ -14,7 +14,6 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from gateway.perf import sql
 from gateway.core.errors import DuplicateTransaction
 from gateway.platform.methods import ensure_some_method_takes
 from gateway.platform.models import Merchant
@@ -22,6 +21,7 @@ from gateway.core.signing import return_signature
 from payments.locks import lock_payment
 from payments.models import Payment, PaymentEvent
 from payments.services.transitions import payment_expire, payment_mark_failed, payment_note
+from payments.writes import payment_insert_with_events
 from payments.state import InvalidTransition
 from tokens import services as token_services
 from tokens.models import Token
@@ -80,15 +80,16 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
     try:
         if token is None and not transaction.get_connection().in_atomic_block:
             # The API's hottest write: the payment and its event in one statement, atomic by
-            # itself, so no BEGIN and COMMIT either (gateway/perf/sql.py).
-            sql.insert_with_children(payment, [event], link="payment")
+            # itself, so no BEGIN and COMMIT either (payments.writes).
+            payment_insert_with_events(payment, [event])
         else:
             # With a token, its link commits with the payment. Inside a caller's transaction
             # this is a savepoint, so that transaction survives a duplicate.
             with transaction.atomic():
-                sql.insert_with_children(payment, [event], link="payment")
+                payment_insert_with_events(payment, [event])
                 if token is not None:
-                    token_services.token_payment_link(token=token, payment=payment)
+                    token_services.token_payment_link(token=token, payment_pk=payment.pk,
+                                                      merchant_id=payment.merchant_id)
     except IntegrityError as exc:
         if _is_duplicate_txn(exc):
             raise DuplicateTransaction(f"merchantTxnId {merchant_txn_id!r} has already been used") from None

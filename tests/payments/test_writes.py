@@ -1,0 +1,89 @@
+"""payments.writes: the hot paths keep their round trips (gateway/perf/sql.py says why they
+matter), counted on the real PostgreSQL through the API; and the enquiry's refund totals come
+from refunds through the hook payments declares."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from payments.acquirer.sandbox import SandboxAcquirer
+from payments.acquirer.base import AcquirerRefused
+from payments.models import IdempotencyRecord
+from tests.support.factories import make_merchant, session_body, signed_body
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def tm(db):
+    return make_merchant(name="Round Trip Tea")
+
+
+def _statements(call) -> tuple[object, list[str]]:
+    call()  # once first: the API key's row and the statements' texts are then cached
+    with CaptureQueriesContext(connection) as captured:
+        response = call()
+    return response, [q["sql"] for q in captured.captured_queries]
+
+
+def _s2s(api, tm, keys=None):
+    """A poster of new S2S requests of `tm`, each with the next of `keys` as its key if given."""
+    headers = {name: value for name, value in tm.headers.items() if name != "CONTENT_TYPE"}
+
+    def post():
+        key = {} if keys is None else {"HTTP_X_IDEMPOTENCY_KEY": next(keys)}
+        return api.generic("POST", "/api/v2/payments/s2s", json.dumps(signed_body(tm)),
+                           content_type="application/json", **headers, **key)
+
+    return post
+
+
+def test_s2s_creation_is_two_statements_with_or_without_an_idempotency_key(api, tm):
+    response, plain = _statements(_s2s(api, tm))
+    assert response.status_code == 201 and len(plain) == 2, plain
+    assert plain[0].startswith("SELECT EXISTS") and plain[1].startswith("WITH p AS (INSERT")
+    response, keyed = _statements(_s2s(api, tm, keys=iter(["rt-1", "rt-2"])))
+    assert response.status_code == 201 and len(keyed) == 2, keyed
+    # The key taken (with merchantTxnId asked in the same statement), then the payment, its
+    # events and the stored response in one.
+    assert keyed[0].startswith('INSERT INTO "payments_idempotencyrecord"') and "EXISTS" in keyed[0]
+    assert keyed[1].startswith('WITH c AS (UPDATE "payments_idempotencyrecord"')
+
+
+def test_a_hosted_session_is_one_statement_and_the_enquiry_one_more(api, tm):
+    numbers = iter(range(10))
+    create = lambda: api.post("/api/v2/payments", session_body(tm, merchantTxnId=f"RT-{next(numbers)}"),  # noqa: E731
+                              format="json", HTTP_X_API_KEY=tm.api_key)
+    response, statements = _statements(create)
+    assert response.status_code == 200 and len(statements) == 1, statements
+    enquiry = lambda: api.get("/api/v2/payments", {"merchantId": tm.code, "merchantTxnId": "RT-1"},  # noqa: E731
+                              HTTP_X_API_KEY=tm.api_key)
+    response, statements = _statements(enquiry)
+    assert response.status_code == 200 and len(statements) == 1, statements
+    assert '"refunds_refund"' in statements[0]
+
+
+def test_a_refusal_by_the_acquirer_gives_the_key_back_without_reading_it_again(api, tm, monkeypatch):
+    """Before the creation starts writing, a refusal needs no look at whether another request
+    took the key over: the key is given back at once."""
+    def refuse(self, *, payment):
+        raise AcquirerRefused("declined")
+
+    monkeypatch.setattr(SandboxAcquirer, "upi_register", refuse)
+    response, statements = _statements(_s2s(api, tm, keys=iter(["refused-1", "refused-2"])))
+    assert response.status_code == 400 and response.json()["errorCode"] == "PAYMENT_FAILED"
+    assert not any(s.startswith("SELECT") for s in statements), statements
+    assert any(s.startswith('DELETE FROM "payments_idempotencyrecord"') for s in statements), statements
+    assert not IdempotencyRecord.objects.exists()
+
+
+def test_the_enquiry_without_the_refunds_hook_is_a_clear_error_not_a_silent_zero(tm, monkeypatch):
+    from payments import selectors
+
+    monkeypatch.setattr(selectors, "_refund_totals_sql", None)
+    with pytest.raises(ImproperlyConfigured):
+        selectors.payment_get_for_enquiry(merchant=tm.merchant, merchant_txn_id="ANY")

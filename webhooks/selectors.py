@@ -1,0 +1,68 @@
+"""Reads of the webhook log for the support console (gateway.console), which never reads
+webhooks' models itself. Staff see every merchant: these are not scoped to one."""
+from __future__ import annotations
+
+from django.db.models import Count, IntegerField, Min, OuterRef, Prefetch, Q, Subquery
+from django.db.models.functions import Coalesce
+
+from gateway.platform.models import Merchant
+from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
+
+D = WebhookDelivery.Status
+
+
+def deliveries_dead_since(*, since):
+    """Deliveries whose retries ran out, recorded since `since`, oldest first."""
+    return (WebhookDelivery.objects.select_related("event", "merchant")
+            .filter(status=D.DEAD, created_at__gte=since).order_by("created_at", "pk"))
+
+
+def event_subject_ids(event_id: str) -> list[str]:
+    """The subject (a sabpaisaTxnId or refundId) of the event `event_id`: one primary-key lookup."""
+    return list(WebhookEvent.objects.filter(pk=event_id).values_list("subject_id", flat=True))
+
+
+def events_with_deliveries(*, merchant_id: int, subject_ids: list[str]) -> list[WebhookEvent]:
+    """The merchant's events about any of `subject_ids`, oldest first, each with its deliveries
+    (oldest first) and their attempts (by number), in three queries."""
+    attempts = Prefetch("attempt_rows", queryset=WebhookDeliveryAttempt.objects.order_by("number"))
+    deliveries = Prefetch("deliveries", queryset=WebhookDelivery.objects.select_related("merchant")
+                          .order_by("created_at", "id").prefetch_related(attempts))
+    return list(WebhookEvent.objects.filter(merchant_id=merchant_id, subject_id__in=subject_ids)
+                .order_by("created_at").prefetch_related(deliveries))
+
+
+def _count_of(queryset) -> Subquery:
+    return Coalesce(Subquery(queryset.order_by().values("merchant").annotate(n=Count("id")).values("n"),
+                             output_field=IntegerField()), 0)
+
+
+def webhook_health_rows(*, dead_since) -> list[tuple]:
+    """Per merchant with a webhook address or anything in flight, test events left out:
+    (merchant, deliveries waiting for their first attempt, deliveries between retries,
+    deliveries dead since `dead_since`, the oldest one still due or None, the last delivered
+    time or None), by merchant code."""
+    # Test events (sent from the console to try an address) say nothing about how the merchant's
+    # real webhooks fare: one failed test, never retried, would mark it failing for 7 days.
+    real = WebhookDelivery.objects.exclude(event__event_type=TEST_EVENT_TYPE)
+    due = (real.filter(status__in=WebhookDelivery.DUE_STATUSES).order_by()
+           .values("merchant").annotate(pending=Count("id", filter=Q(status=D.PENDING)),
+                                        retrying=Count("id", filter=Q(status=D.FAILED)),
+                                        oldest=Min("created_at")))
+    due_by_merchant = {row["merchant"]: row for row in due}
+    mine = real.filter(merchant=OuterRef("pk"))
+    merchants = (
+        Merchant.objects.filter(Q(pk__in=list(due_by_merchant)) | ~Q(webhook_url=""))
+        .annotate(
+            dead=_count_of(mine.filter(status=D.DEAD, created_at__gte=dead_since)),
+            last_success=Subquery(mine.filter(status=D.DELIVERED).order_by("-created_at")
+                                  .values("delivered_at")[:1]),
+        )
+        .order_by("code")
+    )
+    rows = []
+    for merchant in merchants:
+        row = due_by_merchant.get(merchant.pk, {})
+        rows.append((merchant, row.get("pending", 0), row.get("retrying", 0), merchant.dead, row.get("oldest"),
+                     merchant.last_success))
+    return rows
