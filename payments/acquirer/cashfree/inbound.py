@@ -13,8 +13,9 @@ Guarantees, in the order they are met:
   AcquirerAnswer and goes through payments.services.hosted.step_answer_apply, the function
   that applies the answer to a hosted step and to a cut-off call's status query alike (a
   success: SUCCESS with the bank reference, or a late approval kept and reversed; a failure:
-  a failed attempt); a refund notice goes through refunds.services.refund_mark_processed /
-  refund_mark_failed, as refund_submit's answers do. Each transition checks its table, so
+  a failed attempt); a refund notice goes to refunds.notices.refund_notice_apply (through a
+  hook refunds fills in), which uses refund_mark_processed / refund_mark_failed, as
+  refund_submit's answers do. Each transition checks its table, so
   applying a notice twice changes nothing the second time.
 
 What a notice is trusted with, and why:
@@ -46,6 +47,7 @@ from datetime import datetime, timezone as dt_timezone
 from typing import Any, Mapping
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.db.models.functions import Now
@@ -266,42 +268,41 @@ def _apply_payment(notice: AcquirerNotice, data: dict) -> None:
 
 # --- refunds ----------------------------------------------------------------------------------
 
-def _apply_refund(notice: AcquirerNotice, item: dict) -> None:
-    # Refunds sit above payments (refunds -> payments); this one call goes the other way, lazily,
-    # because Cashfree sends both kinds of notice to one address.
-    from refunds.models import Refund
-    from refunds.services import refund_mark_failed, refund_mark_processed
-    from refunds.state import InvalidRefundTransition
+# Refunds sit above payments (refunds -> payments), and Cashfree sends both kinds of notice to
+# one address: refunds fills this hook in at app ready (refunds/apps.py) with the function that
+# applies a processor's word about one of its refunds (refunds.notices.refund_notice_apply).
+_refund_notice_apply = None
 
+
+def refund_notice_apply_provide(apply) -> None:
+    global _refund_notice_apply
+    _refund_notice_apply = apply
+
+
+def _apply_refund(notice: AcquirerNotice, item: dict) -> None:
+    if _refund_notice_apply is None:
+        raise ImproperlyConfigured("refunds has not provided refund_notice_apply (is the refunds app installed?)")
     payment = payment_for_order(notice.order_id)
     cf_refund_id = str(item.get("refund_id") or "")
-    # The refund whose id at Cashfree this is (acquirer.cashfree_refund_id: ours, or derived
-    # from a refundId longer than Cashfree takes); a payment has a handful of refunds at most.
-    refund = next((refund for refund in (Refund.objects.filter(payment=payment) if payment is not None else ())
-                   if cashfree_refund_id(refund.refund_id) == cf_refund_id), None)
-    if refund is None:
-        logger.warning("cashfree notice %s: no refund %r of order %r", notice.pk, item.get("refund_id"),
-                       notice.order_id)
+    status = str(item.get("refund_status") or "")
+    if payment is None:
+        logger.warning("cashfree notice %s: no refund %r of order %r", notice.pk, cf_refund_id, notice.order_id)
         _settle(notice, N.IGNORED, "no refund of this gateway has that refund id", payment)
         return
-    status = str(item.get("refund_status") or "")
     if status not in ("SUCCESS", "CANCELLED"):
         _settle(notice, N.IGNORED, f"refund {status or 'with no status'} is not final", payment)
         return
-    if _amount(item.get("refund_amount")) != refund.amount:
-        logger.error("cashfree notice %s: refund %s of %s paise reported with %r rupees; not applied",
-                     notice.pk, refund.refund_id, refund.amount, item.get("refund_amount"))
-        _settle(notice, N.IGNORED, "amount differs from the refund's: not applied", payment)
-        return
-    detail = {"source": NOTICE_STEP, "cfRefundId": str(item.get("cf_refund_id") or ""), "cfStatus": status}
-    before = refund.status
-    try:
-        if status == "SUCCESS":
-            reference = str(item.get("refund_arn") or f"cf{item.get('cf_refund_id') or ''}")
-            refund = refund_mark_processed(refund_pk=refund.pk, bank_reference=reference, detail=detail)
-        else:
-            reason = str(item.get("status_description") or "cancelled by Cashfree")
-            refund = refund_mark_failed(refund_pk=refund.pk, reason=reason, detail=detail)
-    except InvalidRefundTransition:
-        refund.refresh_from_db(fields=["status"])
-    _settle(notice, N.APPLIED, f"refund {refund.refund_id}: {before} -> {refund.status}", payment)
+    applied, result = _refund_notice_apply(
+        payment=payment,
+        # The refund whose id at Cashfree this is (acquirer.cashfree_refund_id: ours, or derived
+        # from a refundId longer than Cashfree takes).
+        matches=lambda refund_id: cashfree_refund_id(refund_id) == cf_refund_id,
+        succeeded=status == "SUCCESS",
+        amount=_amount(item.get("refund_amount")),
+        reference=str(item.get("refund_arn") or f"cf{item.get('cf_refund_id') or ''}"),
+        reason=str(item.get("status_description") or "cancelled by Cashfree"),
+        detail={"source": NOTICE_STEP, "cfRefundId": str(item.get("cf_refund_id") or ""), "cfStatus": status})
+    if not applied:
+        logger.warning("cashfree notice %s: %s (refund %r of order %r)", notice.pk, result, cf_refund_id,
+                       notice.order_id)
+    _settle(notice, N.APPLIED if applied else N.IGNORED, result, payment)
