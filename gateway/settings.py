@@ -239,6 +239,7 @@ CELERY_BEAT_SCHEDULE = {
     "retention-sessions-audit": {"task": "gateway.tasks.gateway_retention_task", "schedule": 3600.0},
     "retention-webhook-history": {"task": "webhooks.tasks.webhook_history_purge_task", "schedule": 3600.0},
     "retention-sandbox-ledger": {"task": "payments.tasks.sandbox_calls_purge_task", "schedule": 3600.0},
+    "retention-acquirer-notices": {"task": "payments.tasks.acquirer_notices_purge_task", "schedule": 3600.0},
     # Card expiry kept for a token the customer consented to is forgotten once it can no
     # longer become a token (docs/tokens.md).
     "card-consents-purge": {"task": "tokens.tasks.card_consents_purge_task", "schedule": 3600.0},

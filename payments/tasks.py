@@ -12,11 +12,11 @@ from payments.sandbox_upi.tasks import upi_sandbox_approve_task
 from payments.services.cutoff import hosted_unanswered_reconcile
 from payments.services.expiry import payments_expire_due
 from payments.services.idempotency import idempotency_records_delete_expired
-from payments.services.retention import sandbox_calls_delete_old
+from payments.services.retention import acquirer_notices_delete_old, sandbox_calls_delete_old
 from payments.services.reversal_sending import reversals_pending_process
 from payments.services.upi import upi_acquirer_pending_sweep, upi_unanswered_reconcile
 
-__all__ = ["idempotency_records_cleanup", "payments_expire_sweep", "reversal_submit_task", "reversals_pending_sweep",
+__all__ = ["acquirer_notices_purge_task", "idempotency_records_cleanup", "payments_expire_sweep", "reversal_submit_task", "reversals_pending_sweep",
            "sandbox_calls_purge_task", "upi_sandbox_approve_task"]
 
 
@@ -47,3 +47,9 @@ def reversals_pending_sweep() -> int:
 def sandbox_calls_purge_task() -> int:
     """Delete the sandbox acquirer's call ledger past its retention (payments.services.retention)."""
     return sandbox_calls_delete_old()
+
+
+@shared_task(name="payments.tasks.acquirer_notices_purge_task", ignore_result=True)
+def acquirer_notices_purge_task() -> int:
+    """Delete the processor's webhooks as received past their retention (payments.services.retention)."""
+    return acquirer_notices_delete_old()

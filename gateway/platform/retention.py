@@ -14,6 +14,7 @@ webhook history) goes within days or months. Each app deletes its own rows with
 | audit records | AUDIT_RETENTION (10 years) | `gateway.tasks.gateway_retention_task` |
 | idempotency records | 24 hours after their response | `payments.tasks.idempotency_records_cleanup` |
 | sandbox acquirer call ledger | payments.services.retention.SANDBOX_CALLS_RETENTION (30 days) | `payments.tasks.sandbox_calls_purge_task` |
+| a processor's webhooks as received (AcquirerNotice: the customer's phone and email) | payments.services.retention.ACQUIRER_NOTICES_RETENTION (180 days) | `payments.tasks.acquirer_notices_purge_task` |
 | webhook events, deliveries and attempts | webhooks.retention.WEBHOOK_HISTORY_RETENTION (180 days) | `webhooks.tasks.webhook_history_purge_task` |
 | payments, payment events, reversals, refunds, refund events, tokens and card consents | at least 10 years: never deleted by a task | archiving them is a decision for a person |
 """

@@ -14,10 +14,10 @@ from gateway.celery import app
 from gateway.platform.models import AuditRecord
 from gateway.platform.retention import AUDIT_RETENTION, delete_in_batches
 from gateway.platform.tasks import gateway_retention_task
-from payments.models import Payment, PaymentEvent, SandboxAcquirerCall
+from payments.models import AcquirerNotice, Payment, PaymentEvent, SandboxAcquirerCall
 from payments.services import hosted
-from payments.services.retention import SANDBOX_CALLS_RETENTION
-from payments.tasks import sandbox_calls_purge_task
+from payments.services.retention import ACQUIRER_NOTICES_RETENTION, SANDBOX_CALLS_RETENTION
+from payments.tasks import acquirer_notices_purge_task, sandbox_calls_purge_task
 from tests.support.factories import make_merchant
 from webhooks.models import WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
 from webhooks.retention import WEBHOOK_HISTORY_RETENTION
@@ -88,6 +88,18 @@ def test_the_sandbox_ledger_is_kept_a_month(shop):
     assert list(SandboxAcquirerCall.objects.values_list("pk", flat=True)) == [kept.pk]
 
 
+def test_a_processors_webhooks_as_received_are_kept_six_months(shop):
+    payment = a_payment(shop)
+    notices = [AcquirerNotice.objects.create(acquirer="cashfree", body_sha256=f"{n:064x}", raw_body="{}",
+                                             sent_at=timezone.now(), payment=payment) for n in range(2)]
+    kept, old = notices
+    AcquirerNotice.objects.filter(pk=kept.pk).update(created_at=timezone.now() - ACQUIRER_NOTICES_RETENTION + DAY)
+    AcquirerNotice.objects.filter(pk=old.pk).update(created_at=timezone.now() - ACQUIRER_NOTICES_RETENTION - DAY)
+    assert acquirer_notices_purge_task() == 1
+    assert list(AcquirerNotice.objects.values_list("pk", flat=True)) == [kept.pk]
+    assert Payment.objects.filter(pk=payment.pk).exists()
+
+
 def test_webhook_history_goes_with_its_deliveries_and_attempts_after_six_months(shop):
     recent = event(shop, age=WEBHOOK_HISTORY_RETENTION - DAY)
     old = event(shop, age=WEBHOOK_HISTORY_RETENTION + DAY)
@@ -119,5 +131,6 @@ def test_every_retention_task_is_scheduled():
     app.loader.import_default_modules()
     scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert {"gateway.tasks.gateway_retention_task", "webhooks.tasks.webhook_history_purge_task",
-            "payments.tasks.sandbox_calls_purge_task", "payments.tasks.idempotency_records_cleanup"} <= scheduled
+            "payments.tasks.sandbox_calls_purge_task", "payments.tasks.idempotency_records_cleanup",
+            "payments.tasks.acquirer_notices_purge_task"} <= scheduled
     assert scheduled <= set(app.tasks)
