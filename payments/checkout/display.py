@@ -31,7 +31,7 @@ METHODS = (
     (M.UPI, "UPI", _("Pay with any UPI app: scan the QR code or enter your UPI ID")),
     (M.CARD, _("Card"), _("Credit or debit card: Visa, Mastercard, RuPay, Amex")),
     (M.NB, _("Net banking"), _("Pay from your bank account")),
-    (M.WALLET, _("Wallet"), "Paytm, PhonePe, Amazon Pay, MobiKwik"),
+    (M.WALLET, _("Wallet"), ""),  # the hint: the acquirer's wallets (render_methods)
     (M.NEFT, "NEFT", _("Bank transfer from your internet banking")),
     (M.RTGS, "RTGS", _("Real-time bank transfer, usually for large amounts")),
     (M.CHALLAN, _("Cash challan"), _("Print a challan and pay in cash at a bank branch")),
@@ -183,7 +183,8 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
     upi_link = upi_link_of(payment)
     offered = offered_methods(payment)
     acquirer = get_acquirer()
-    methods = [{"code": code.value, "label": label, "hint": hint, "open": code.value == open_method,
+    hints = {M.WALLET: ", ".join(acquirer.wallets.values())}
+    methods = [{"code": code.value, "label": label, "hint": hints.get(code, hint), "open": code.value == open_method,
                 "marks": marks_of(code.value)}
                for code, label, hint in METHODS if code.value in offered]
     context = page_context(

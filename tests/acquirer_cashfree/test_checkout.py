@@ -166,10 +166,12 @@ def test_net_banking_and_wallets_go_to_cashfrees_page_and_back_to_the_status_que
     assert (payment.status, payment.bank_rrn) == (S.SUCCESS, "NBREF")
 
 
-def test_the_checkout_lists_the_acquirers_own_banks(on_cashfree, cashfree, customer, monkeypatch):
+def test_the_checkout_lists_the_acquirers_own_banks_and_wallets(on_cashfree, cashfree, customer, monkeypatch):
     monkeypatch.setattr(on_cashfree, "banks", {"HDFC": "HDFC Bank"})
+    monkeypatch.setattr(on_cashfree, "wallets", {"PHONEPE": "PhonePe"})
     methods = customer.get(page(customer.payment)).content.decode()
     assert 'value="HDFC"' in methods and 'value="SBIN"' not in methods
+    assert 'value="PHONEPE"' in methods and 'value="PAYTM"' not in methods and "MobiKwik" not in methods
     refused = customer.post(page(customer.payment, "/netbanking"), {"bank": "SBIN"})
     assert refused.status_code == 200 and cashfree.exchanges == []
 

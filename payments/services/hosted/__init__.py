@@ -51,7 +51,8 @@ __all__ = [
     "BANK_MODES", "TRANSFER_MODES", "TRANSFER_VALIDITY", "HostedSession", "Started",
     "acquirer_call_release", "acquirer_page_open", "checkout_url", "client_secret_hash", "hosted_acquirer_return",
     "hosted_bank_complete", "hosted_bank_open", "hosted_bank_start",
-    "hosted_cancel", "hosted_card_pay", "hosted_card_start", "hosted_card_verify_otp", "hosted_expire_if_due", "hosted_payment_create",
+    "hosted_cancel", "hosted_card_pay", "hosted_card_start", "hosted_card_verify_otp", "hosted_expire_if_due",
+    "hosted_payment_create",
     "hosted_redirect", "hosted_return_url", "hosted_saved_card_pay", "hosted_transfer_received",
     "hosted_transfer_start", "new_transfer_reference", "return_params", "step_answer_apply", "transfer_details",
 ]
