@@ -13,11 +13,13 @@ import json
 import sys
 import time
 
+from django.apps import apps
+
 
 def seed_enquiry(code: str, count: int) -> dict:
     from django.utils import timezone
 
-    from gateway.platform.models import Merchant
+    Merchant = apps.get_model("gateway", "Merchant")  # by app label: the same in every revision compared
     from payments.models import Payment
 
     merchant = Merchant.objects.get(code=code)
@@ -41,7 +43,7 @@ def drain(code: str, count: int, tag: str) -> dict:
     the deliveries are queued as the transaction commits."""
     from django.db import transaction
 
-    from gateway.platform.models import Merchant
+    Merchant = apps.get_model("gateway", "Merchant")  # by app label: the same in every revision compared
     from webhooks.services import event_record
 
     merchant = Merchant.objects.get(code=code)
@@ -65,7 +67,7 @@ def expiry(code: str, count: int) -> dict:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from gateway.platform.models import Merchant
+    Merchant = apps.get_model("gateway", "Merchant")  # by app label: the same in every revision compared
     from payments.models import Payment
 
     merchant = Merchant.objects.get(code=code)

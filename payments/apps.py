@@ -16,3 +16,11 @@ class PaymentsConfig(AppConfig):
 
         # The checkout offers only the methods the configured acquirer carries (Acquirer.methods).
         methods.carried_by(lambda: getattr(acquirer.get_acquirer(), "methods", None))
+
+        # The sandbox acquirer reaches its payer's bank, which stands above the payment
+        # services, through a hook (payments.acquirer.sandbox.payer_bank_provide says why).
+        from payments.acquirer.sandbox import payer_bank_provide
+        from payments.sandbox_upi.approvals import upi_sandbox_approvals_due
+        from payments.sandbox_upi.payer import upi_sandbox_request_pending
+
+        payer_bank_provide(request_pending=upi_sandbox_request_pending, approvals_due=upi_sandbox_approvals_due)

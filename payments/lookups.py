@@ -1,5 +1,6 @@
-"""The normalised forms staff search payments by, shared by the indexes (payments.models) and
-the console's search (gateway.console.search), so that a lookup is always an index lookup.
+"""The normalised forms payments are looked up by, shared by the indexes (payments.models) and
+the console's search (gateway.console.search), so that a lookup is always an index lookup; and
+the hash a hosted payment keeps of its clientSecret, which the checkout looks it up by.
 
 - Email: lower-cased. Customers type their address in any case; the mailbox is the same.
 - Phone: the last 10 digits of what was stored, with the punctuation the APIs allow (spaces,
@@ -10,6 +11,8 @@ Plain REPLACE and RIGHT, not a regular expression, so that the expression indexe
 on SQLite (the quick start's database).
 """
 from __future__ import annotations
+
+import hashlib
 
 from django.db.models import F, Value
 from django.db.models.functions import Lower, Replace, Right
@@ -38,3 +41,9 @@ def phone_key(text: str) -> str:
 
 def email_key(text: str) -> str:
     return text.lower()
+
+
+def client_secret_hash(client_secret: str) -> str:
+    """What a hosted payment stores of its clientSecret, and looks it up by (the secret itself
+    is shown once, in the creation response)."""
+    return hashlib.sha256(client_secret.encode()).hexdigest()

@@ -350,3 +350,46 @@ class Reversal(models.Model):
     @property
     def is_final(self) -> bool:
         return self.status in self.FINAL_STATUSES
+
+
+class AcquirerNotice(models.Model):
+    """A notice an acquirer sent us on its own (a Cashfree webhook about a payment or a refund),
+    recorded as received before anything acts on it, then applied through the same transitions
+    as the acquirer's answers (payments.acquirer.cashfree.inbound).
+
+    Recorded only once its signature and freshness hold, but still untrusted as to what it
+    means: `raw_body` is the delivery as received, the bytes that were signed. One row per
+    delivered body (`body_sha256`): a replay or a retry of the same body finds it and changes
+    nothing, except `deliveries`. A row left RECEIVED (applying it failed, the process died)
+    is applied again when the acquirer delivers it again."""
+
+    class Status(models.TextChoices):
+        RECEIVED = "RECEIVED"    # recorded, not yet applied
+        APPLIED = "APPLIED"      # acted on: `result` says what it changed
+        IGNORED = "IGNORED"      # nothing to act on (not final, unknown order, amount mismatch)
+
+    acquirer = models.CharField(max_length=20)
+    event_type = models.CharField(max_length=60, blank=True)
+    body_sha256 = models.CharField(max_length=64)
+    raw_body = models.TextField()
+    # The acquirer's own time of the delivery (x-webhook-timestamp).
+    sent_at = models.DateTimeField()
+    order_id = models.CharField("acquirer's order id", max_length=64, blank=True)
+    payment = models.ForeignKey(Payment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RECEIVED)
+    result = models.CharField(max_length=200, blank=True)
+    deliveries = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        default_permissions = ("view",)
+        constraints = [
+            # A body delivered twice (a replay, the acquirer's retry) is one notice.
+            models.UniqueConstraint(fields=["acquirer", "body_sha256"], name="acquirernotice_unique_body"),
+        ]
+        indexes = [models.Index(fields=["payment", "created_at"], name="acquirernotice_payment_time")]
+
+    def __str__(self) -> str:
+        return f"{self.acquirer} {self.event_type} {self.status}"

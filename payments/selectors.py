@@ -85,7 +85,7 @@ def payment_get_for_checkout(*, payment_id: str, client_secret: str | None) -> P
     """The hosted payment `payment_id` if `client_secret` is its session secret, else None.
     Compared in constant time against the stored SHA-256, so the answer's timing says nothing
     about how close a guess was."""
-    from payments.services.hosted import client_secret_hash
+    from payments.lookups import client_secret_hash
 
     if not client_secret or len(client_secret) > 200:
         return None

@@ -30,7 +30,7 @@ def _database_ok() -> bool:
 
 
 def _broker_ok() -> bool:
-    from gateway.celery import app
+    from celery import current_app as app  # the project's app (gateway.celery), without importing the wiring
 
     timeout = settings.REDIS_TIMEOUT_SECONDS
     try:

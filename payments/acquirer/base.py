@@ -182,6 +182,11 @@ class RealAcquirer:
     banks: dict[str, str] = {}
     wallets: dict[str, str] = {}
     test_otp = ""
+    # Its final word on a UPI request it answered PENDING comes by its callback (a webhook),
+    # which can be lost: the payments sweep asks its status query about such a request each
+    # period until it is final (payments.services.upi.upi_cut_off_requests). The sandbox,
+    # which finishes its own PENDING answers (upi_pending_sweep), leaves it unset.
+    status_query_while_pending = True
 
     def upi_vpa_check(self, vpa: str) -> str:
         return vpa

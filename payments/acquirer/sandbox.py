@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Callable
+
+from django.core.exceptions import ImproperlyConfigured
 
 from gateway.core.ids import random_string
 from payments.acquirer.base import (
@@ -93,6 +96,36 @@ def upi_request_cancelled(*, payment_id: int, attempt: int) -> bool:
     return SandboxAcquirerCall.objects.filter(payment_id=payment_id, step="upi_cancel", attempt=attempt).exists()
 
 
+# --- The sandbox's payer's bank: a hook that payments.sandbox_upi fills in ----------------
+#
+# A pay request the sandbox answered PENDING is approved (or left to time out) by the sandbox's
+# payer's bank, payments.sandbox_upi. It records its approval through the payment services, as a
+# real bank's answer arrives over HTTP, so it stands above them, and this adapter, below them,
+# must not import it, not even inside a function (that was an import circle through the
+# approval task). Instead the adapter declares here the two things it asks of its payer's bank,
+# and payments.apps installs payments.sandbox_upi's when Django starts: the arrow runs one way,
+# payments.sandbox_upi -> payments.acquirer.sandbox. Its absence is a clear
+# ImproperlyConfigured, never a request silently left unapproved.
+RequestPending = Callable[..., None]  # (*, payment: Payment, vpa: str): act on a pending request
+ApprovalsDue = Callable[..., int]  # (*, now: datetime | None): finish lost approvals; how many
+_payer_bank: tuple[RequestPending, ApprovalsDue] | None = None
+
+
+def payer_bank_provide(*, request_pending: RequestPending, approvals_due: ApprovalsDue) -> None:
+    """Install the sandbox's payer's bank: `request_pending(payment=, vpa=)` acts on a pay
+    request the sandbox left PENDING; `approvals_due(now=)` finishes the approvals whose task
+    was lost and answers how many. Called by payments when its app is ready."""
+    global _payer_bank
+    _payer_bank = (request_pending, approvals_due)
+
+
+def _payer() -> tuple[RequestPending, ApprovalsDue]:
+    if _payer_bank is None:
+        raise ImproperlyConfigured("the sandbox's payer's bank (payments.sandbox_upi) is installed when "
+                                   "payments is ready (payments.apps), which it is not")
+    return _payer_bank
+
+
 class SandboxAcquirer:
     name = "sandbox"
 
@@ -103,19 +136,16 @@ class SandboxAcquirer:
             raise ValueError(f"{vpa} is not a sandbox test VPA (use one of {known})")
         return test_vpa
 
-    # The sandbox's payer's bank (payments.sandbox_upi) approves through the payment services,
-    # as a real bank's answer arrives over HTTP: it sits above them, so this adapter, below the
-    # services, reaches it only when called, never when imported.
+    # The sandbox's payer's bank answers what is left pending (payer_bank_provide says why it
+    # is reached through a hook).
 
     def upi_pending(self, *, payment: Payment, payer_vpa: str) -> None:
-        from payments.sandbox_upi.payer import upi_sandbox_request_pending
-
-        upi_sandbox_request_pending(payment=payment, vpa=payer_vpa)
+        request_pending, _ = _payer()
+        request_pending(payment=payment, vpa=payer_vpa)
 
     def upi_pending_sweep(self, *, now=None) -> int:
-        from payments.sandbox_upi.approvals import upi_sandbox_approvals_due
-
-        return upi_sandbox_approvals_due(now=now)
+        _, approvals_due = _payer()
+        return approvals_due(now=now)
 
     def upi_register(self, *, payment: Payment) -> AcquirerAnswer:
         failure = S2S_START_FAILURES.get(payment.amount)

@@ -50,6 +50,7 @@ from gateway.core.errors import (
     ServiceUnavailable,
     ValidationError,
 )
+from gateway.core.transactions import ensure_no_transaction
 from gateway.platform.models import Merchant
 from payments import writes
 from payments.models import IdempotencyRecord, Payment
@@ -160,7 +161,10 @@ def idempotency_run(*, merchant: Merchant, key: str, fingerprint: str,
 
     Raises IdempotencyMismatch when the key was used with another body, ServiceUnavailable
     when another request with the key is still running after IDEMPOTENCY_WAIT_SECONDS (or took
-    the key over from this one). Must be called outside any transaction."""
+    the key over from this one). Must be called outside any transaction (RuntimeError
+    otherwise): the key is taken, and given back, in commits of its own that every other
+    request with it must see at once."""
+    ensure_no_transaction()
     lease = _acquire(merchant, key, fingerprint, merchant_txn_id)
     if isinstance(lease, Outcome):
         return lease

@@ -295,6 +295,10 @@ def upi_cut_off_requests(now):
     answered = (PaymentEvent.objects.filter(payment=OuterRef("pk"), kind=PaymentEvent.Kind.ACQUIRER,
                                             detail__step__in=ANSWER_STEPS)
                 .exclude(detail__outcome=NO_SUCH_REQUEST))
+    if getattr(get_acquirer(), "status_query_while_pending", False):
+        # This acquirer's final word on a PENDING request comes by its own notice (a webhook),
+        # which can be lost: a request it answered PENDING is asked about each period too.
+        answered = answered.exclude(detail__outcome=Outcome.PENDING.value)
     return (Payment.objects
             .filter(status=S.PROCESSING, payment_mode=Payment.Mode.UPI, updated_at__lte=now - STATUS_QUERY_AFTER)
             .exclude(payer_vpa="").exclude(Exists(answered)).order_by("pk"))
@@ -309,8 +313,11 @@ def upi_unanswered_reconcile(*, now=None, limit: int = 100) -> int:
     upi_pay never asks twice, so without this the payment waits for its expiry while the
     customer's retries are refused. The acquirer's status answer is recorded (step
     upi_status) and followed as upi_pay's would be; a request it never got gives the claim
-    back, so the customer can pay again. One sweep asks about a payment once a period: each
-    is taken by a conditional update first. Returns how many were asked."""
+    back, so the customer can pay again. An acquirer whose PENDING answers end only by its
+    own notice (a webhook, which may be lost) says so with `status_query_while_pending`
+    (RealAcquirer does): its requests answered PENDING are asked about each period too,
+    until they are final. One sweep asks about a payment once a period: each is taken by a
+    conditional update first. Returns how many were asked."""
     now = now or timezone.now()
     due = list(upi_cut_off_requests(now).values_list("pk", "payer_vpa", "updated_at")[:limit])
     # Taken for this period: a concurrent sweep finds updated_at moved and passes it by.

@@ -10,8 +10,9 @@ What Cashfree leaves to the receiver, and how we decide (docs/going-live.md):
   digits are accepted; a seconds value would read as 1970 and be refused as stale.
 - Freshness window: at most MAX_AGE_SECONDS (300) old, at most MAX_AHEAD_SECONDS (30) in the
   future (clock skew). Anything outside is refused even with a good signature, so a captured
-  delivery cannot be replayed after five minutes; within them, the recording of issue 22
-  refuses a second delivery of the same event (this function has no storage).
+  delivery cannot be replayed after five minutes; within them, the recording in inbound.py
+  (one AcquirerNotice per delivered body) makes a second delivery of the same body change
+  nothing (this function has no storage).
 - Comparison is constant time (hmac.compare_digest) over the bytes of the two signatures.
 """
 from __future__ import annotations
@@ -32,6 +33,14 @@ TIMESTAMP_HEADER = "x-webhook-timestamp"
 
 class WebhookVerificationError(Exception):
     """The delivery is not to be trusted; the message says why (never echoes the secret)."""
+
+
+class WebhookNotFresh(WebhookVerificationError):
+    """Genuinely signed, but outside the freshness window: a replay, or a clock far off."""
+
+
+class WebhookMalformed(WebhookVerificationError):
+    """Genuinely signed, but the body is not the JSON object Cashfree sends."""
 
 
 def webhook_signature(*, secret: str, timestamp: str, raw_body: bytes) -> str:
@@ -65,14 +74,14 @@ def verify_webhook(*, secret: str, headers: Mapping[str, str], raw_body: bytes,
     now = time.time() if now is None else now
     sent = int(timestamp) / 1000
     if sent < now - MAX_AGE_SECONDS:
-        raise WebhookVerificationError(f"timestamp is more than {MAX_AGE_SECONDS} s old")
+        raise WebhookNotFresh(f"timestamp is more than {MAX_AGE_SECONDS} s old")
     if sent > now + MAX_AHEAD_SECONDS:
-        raise WebhookVerificationError(f"timestamp is more than {MAX_AHEAD_SECONDS} s ahead")
+        raise WebhookNotFresh(f"timestamp is more than {MAX_AHEAD_SECONDS} s ahead")
 
     try:
         payload = json.loads(raw_body, parse_float=Decimal)
     except ValueError:
-        raise WebhookVerificationError("body is not JSON") from None
+        raise WebhookMalformed("body is not JSON") from None
     if not isinstance(payload, dict):
-        raise WebhookVerificationError("body is not a JSON object")
+        raise WebhookMalformed("body is not a JSON object")
     return payload

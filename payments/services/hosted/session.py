@@ -2,7 +2,6 @@
 signed redirect back to the merchant)."""
 from __future__ import annotations
 
-import hashlib
 import secrets
 import time
 from dataclasses import dataclass
@@ -22,15 +21,12 @@ from payments.locks import lock_payment
 from payments.models import Payment, PaymentEvent
 from payments.services.transitions import payment_expire, payment_mark_failed, payment_note
 from payments.writes import payment_insert_with_events
+from payments.lookups import client_secret_hash
 from payments.state import InvalidTransition
 from tokens import services as token_services
 from tokens.models import Token
 
 S = Payment.Status
-
-
-def client_secret_hash(client_secret: str) -> str:
-    return hashlib.sha256(client_secret.encode()).hexdigest()
 
 
 def checkout_url(payment: Payment) -> str:

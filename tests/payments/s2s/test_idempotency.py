@@ -10,10 +10,16 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from payments.models import IdempotencyRecord, Payment
-from payments.services.idempotency import IDEMPOTENCY_TTL, idempotency_records_delete_expired
+from payments.services.idempotency import (
+    IDEMPOTENCY_TTL,
+    idempotency_records_delete_expired,
+    idempotency_run,
+    request_fingerprint,
+)
 from payments.tasks import idempotency_records_cleanup
 from tests.payments.s2s.conftest import URL, assert_error
 from tests.support.factories import make_merchant, now, signed_body
@@ -97,6 +103,17 @@ def test_a_refused_request_does_not_use_up_its_key(s2s_merchant, post):
     assert_error(post(s2s_merchant, signed_body(s2s_merchant, timestamp=now() - 999), key="k"), "REQUEST_EXPIRED")
     assert not IdempotencyRecord.objects.exists()
     assert post(s2s_merchant, signed_body(s2s_merchant), key="k").status_code == 201
+
+
+def test_a_key_is_not_taken_inside_a_callers_transaction(s2s_merchant):
+    # Its record would commit with the caller's (or roll back with it), unseen by the other
+    # requests with that key meanwhile: refused before the key is taken or anything runs.
+    created = []
+    with transaction.atomic(), pytest.raises(RuntimeError, match="outside any transaction"):
+        idempotency_run(merchant=s2s_merchant.merchant, key="inside-a-transaction", fingerprint=request_fingerprint({}),
+                        create=lambda lease: created.append(lease) or (201, {}))
+    assert created == []
+    assert not IdempotencyRecord.objects.filter(key="inside-a-transaction").exists()
 
 
 def test_records_are_kept_24_hours_and_then_deleted(s2s_merchant, post):

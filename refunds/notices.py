@@ -1,0 +1,36 @@
+"""A processor's word about one of our refunds (its webhook), applied through the refund's own
+transitions (refunds.transitions), as refund_submit's answers are. The acquirer's inbound
+endpoint calls it through a hook (payments.acquirer.cashfree.inbound.refund_notice_apply_provide,
+filled in by refunds/apps.py): payments may not import refunds."""
+from __future__ import annotations
+
+from typing import Callable
+
+from payments.models import Payment
+from refunds.models import Refund
+from refunds.transitions import refund_mark_failed, refund_mark_processed
+from refunds.state import InvalidRefundTransition
+
+
+def refund_notice_apply(*, payment: Payment, matches: Callable[[str], bool], succeeded: bool, amount: int | None,
+                        reference: str, reason: str, detail: dict) -> tuple[bool, str]:
+    """Finalise the refund of `payment` whose refundId `matches` the notice: SUCCESS with the
+    bank's `reference` when `succeeded`, else FAILED with `reason`. A notice whose `amount`
+    (paise) differs from the refund's changes nothing. A refund already final stays as it is
+    (the transitions table refuses; applying a notice twice changes nothing). Returns whether
+    it was applied, and what happened, for the notice's record."""
+    # A payment has a handful of refunds at most.
+    refund = next((refund for refund in Refund.objects.filter(payment=payment) if matches(refund.refund_id)), None)
+    if refund is None:
+        return False, "no refund of this gateway has that refund id"
+    if amount != refund.amount:
+        return False, "amount differs from the refund's: not applied"
+    before = refund.status
+    try:
+        if succeeded:
+            refund = refund_mark_processed(refund_pk=refund.pk, bank_reference=reference, detail=detail)
+        else:
+            refund = refund_mark_failed(refund_pk=refund.pk, reason=reason, detail=detail)
+    except InvalidRefundTransition:
+        refund.refresh_from_db(fields=["status"])
+    return True, f"refund {refund.refund_id}: {before} -> {refund.status}"
