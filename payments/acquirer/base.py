@@ -26,7 +26,8 @@ class Outcome(str, Enum):
     APPROVED = "approved"      # money moved; `reference` is the bank reference (RRN)
     DECLINED = "declined"      # a final no; `message` says why
     PENDING = "pending"        # accepted; the final answer comes later (callback or task)
-    CHALLENGE = "challenge"    # the customer must authenticate (3-D Secure OTP); `reference` is the challenge id
+    CHALLENGE = "challenge"    # the customer must authenticate (3-D Secure); `reference` is the challenge id,
+    #                            `link` the issuer's page when the acquirer has one (else the checkout asks the OTP)
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,17 @@ class AcquirerAnswer:
     link: str = ""
     # What the acquirer said, for the payment's story. Never carries card data.
     raw: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TransferAccount:
+    """Where a NEFT / RTGS transfer is paid (transfer_details): the beneficiary account."""
+
+    beneficiary: str
+    bank: str
+    ifsc: str
+    account: str
+    branch: str = ""
 
 
 class AcquirerError(Exception):
@@ -64,6 +76,13 @@ class Acquirer(Protocol):
     # The hosted checkout's method codes (gateway.platform.methods.CODES) this acquirer can
     # carry; a method outside it is offered to no merchant. Absent: every method.
     methods: frozenset[str]
+    # The net banking banks and the wallets the checkout lists (code -> display name), the
+    # codes bank_redirect takes.
+    banks: dict[str, str]
+    wallets: dict[str, str]
+    # What a tester may type on the checkout's own 3-D Secure page (the OTP that approves):
+    # shown beside it in staging. Empty: no hint (a real acquirer's OTP is the issuer's).
+    test_otp: str
 
     def upi_vpa_check(self, vpa: str) -> str:
         """The payer VPA a UPI pay request is made from, given `vpa` as the customer typed it
@@ -115,8 +134,21 @@ class Acquirer(Protocol):
         """Finish the 3-D Secure challenge `challenge_ref` (the `reference` of card_authorize's
         CHALLENGE) with the customer's OTP: APPROVED or DECLINED. Without a challenge: DECLINED."""
 
+    def bank_redirect(self, *, payment: Payment, mode: str, bank_code: str) -> AcquirerAnswer:
+        """Net banking (mode NB) or a wallet (WALLET) `bank_code` (a key of `banks` or
+        `wallets`) was chosen: PENDING with `link`, the bank's or wallet's own page to send the
+        customer to (who comes back to the checkout's return address, where call_status
+        decides); PENDING without `link`, the checkout's own bank page (the sandbox's), which
+        answers through bank_authorize; or DECLINED. Moves no money. Raises AcquirerRefused
+        (or AcquirerError) when the bank could not be reached: the customer may choose again."""
+
     def bank_authorize(self, *, payment: Payment, bank_code: str, approved: bool) -> AcquirerAnswer:
         """Net banking or wallet: the bank/wallet page's answer. APPROVED or DECLINED."""
+
+    def transfer_details(self, *, payment: Payment) -> TransferAccount:
+        """NEFT / RTGS: the account the customer pays the payment's transfer into (called once,
+        when the customer picks it: the checkout keeps it). Only for an acquirer whose
+        `methods` carry NEFT or RTGS. Raises AcquirerError when it could not be had."""
 
     def transfer_received(self, *, payment: Payment, amount: int) -> AcquirerAnswer:
         """NEFT / RTGS / challan: funds arrived for the payment's reference. APPROVED."""
@@ -147,6 +179,9 @@ class RealAcquirer:
     still provides every call of the Acquirer protocol that moves money or asks about it."""
 
     name = ""
+    banks: dict[str, str] = {}
+    wallets: dict[str, str] = {}
+    test_otp = ""
     # Its final word on a UPI request it answered PENDING comes by its callback (a webhook),
     # which can be lost: the payments sweep asks its status query about such a request each
     # period until it is final (payments.services.upi.upi_cut_off_requests). The sandbox,

@@ -35,6 +35,7 @@ from payments.acquirer.base import (
     AcquirerRefused,
     AcquirerUnavailable,
     Outcome,
+    TransferAccount,
 )
 from payments.cards import CardInput
 from payments.models import Payment, SandboxAcquirerCall
@@ -248,3 +249,24 @@ class SandboxAcquirer:
         reference = "RV" + f"{int.from_bytes(digest[:8], 'big') % 10**12:012d}"
         return AcquirerAnswer(Outcome.APPROVED, reference=reference,
                               raw={"result": "reversed", "approval": bank_rrn})
+
+    # -- what the hosted checkout shows (payments.acquirer.base.Acquirer) ----------------------
+
+    banks = BANKS
+    wallets = WALLETS
+    test_otp = TEST_OTP
+    # Where transfers are paid: the sandbox's collection account, the account number ending in
+    # the payment's transfer reference (a virtual account per payment, so funds are matched
+    # without the customer's help).
+    TRANSFER_BENEFICIARY = {"name": "Gateway Collections Escrow", "bank": "Sandbox Escrow Bank",
+                            "ifsc": "SBXG0000001", "branch": "Mumbai Fort", "account_prefix": "222333"}
+
+    def bank_redirect(self, *, payment: Payment, mode: str, bank_code: str) -> AcquirerAnswer:
+        # No page of a bank's: the checkout's own sandbox bank page stands in for it.
+        return AcquirerAnswer(Outcome.PENDING, raw={"bank": bank_code, "result": "the sandbox bank page"})
+
+    def transfer_details(self, *, payment: Payment) -> TransferAccount:
+        beneficiary = self.TRANSFER_BENEFICIARY
+        return TransferAccount(beneficiary=beneficiary["name"], bank=beneficiary["bank"], ifsc=beneficiary["ifsc"],
+                               branch=beneficiary["branch"],
+                               account=beneficiary["account_prefix"] + payment.transfer_reference[2:])

@@ -19,7 +19,8 @@ from gateway.core.errors import GatewayError
 from gateway.platform.models import Merchant, MerchantBrand
 from gateway.platform.methods import methods_for_amount
 from gateway.core.money import rupees_str
-from payments.acquirer.sandbox import BANKS, UPI_TEST_VPAS, WALLETS
+from payments.acquirer import get_acquirer
+from payments.acquirer.sandbox import UPI_TEST_VPAS
 from payments.models import Payment, PaymentEvent
 from tokens.selectors import token_for_checkout
 from tokens.services import card_consent_text
@@ -30,7 +31,7 @@ METHODS = (
     (M.UPI, "UPI", _("Pay with any UPI app: scan the QR code or enter your UPI ID")),
     (M.CARD, _("Card"), _("Credit or debit card: Visa, Mastercard, RuPay, Amex")),
     (M.NB, _("Net banking"), _("Pay from your bank account")),
-    (M.WALLET, _("Wallet"), "Paytm, PhonePe, Amazon Pay, MobiKwik"),
+    (M.WALLET, _("Wallet"), ""),  # the hint: the acquirer's wallets (render_methods)
     (M.NEFT, "NEFT", _("Bank transfer from your internet banking")),
     (M.RTGS, "RTGS", _("Real-time bank transfer, usually for large amounts")),
     (M.CHALLAN, _("Cash challan"), _("Print a challan and pay in cash at a bank branch")),
@@ -181,14 +182,16 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
     open_method = open_method or (failed or {}).get("method", "")
     upi_link = upi_link_of(payment)
     offered = offered_methods(payment)
-    methods = [{"code": code.value, "label": label, "hint": hint, "open": code.value == open_method,
+    acquirer = get_acquirer()
+    hints = {M.WALLET: ", ".join(acquirer.wallets.values())}
+    methods = [{"code": code.value, "label": label, "hint": hints.get(code, hint), "open": code.value == open_method,
                 "marks": marks_of(code.value)}
                for code, label, hint in METHODS if code.value in offered]
     context = page_context(
         payment, methods=methods, errors=errors or {}, open_method=open_method,
         upi_link=upi_link, upi_qr=qr_data_uri(upi_link),
-        banks=sorted(BANKS.items(), key=lambda item: item[1]),
-        wallets=sorted(WALLETS.items(), key=lambda item: item[1]),
+        banks=sorted(acquirer.banks.items(), key=lambda item: item[1]),
+        wallets=sorted(acquirer.wallets.items(), key=lambda item: item[1]),
         urls={name.replace("-", "_"): reverse(f"checkout:{name}", args=[pid])
               for name in ("upi", "card", "card-saved", "netbanking", "wallet", "transfer-start", "status")},
         # Tokenisation beta (staging only): the session's saved card, or the consent to save one.

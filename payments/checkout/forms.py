@@ -10,7 +10,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_variables
 
-from payments.acquirer.sandbox import BANKS, WALLETS
+from payments.acquirer import get_acquirer
 from payments.cards import CardInput, detect_network, digits_only, luhn_valid, parse_expiry
 from payments.services.hosted import TRANSFER_MODES
 
@@ -103,13 +103,18 @@ class OtpForm(forms.Form):
         return otp
 
 
+def _by_name(codes: dict[str, str]) -> list[tuple[str, str]]:
+    return sorted(codes.items(), key=lambda item: item[1])
+
+
 class BankForm(forms.Form):
-    bank = forms.ChoiceField(choices=sorted(BANKS.items(), key=lambda item: item[1]),
+    # The acquirer's banks and wallets (Acquirer.banks, .wallets), read when the form is used.
+    bank = forms.ChoiceField(choices=lambda: _by_name(get_acquirer().banks),
                              error_messages={"required": _("Choose your bank."), "invalid_choice": _("Choose your bank.")})
 
 
 class WalletForm(forms.Form):
-    wallet = forms.ChoiceField(choices=sorted(WALLETS.items(), key=lambda item: item[1]),
+    wallet = forms.ChoiceField(choices=lambda: _by_name(get_acquirer().wallets),
                                error_messages={"required": _("Choose a wallet."), "invalid_choice": _("Choose a wallet.")})
 
 

@@ -19,6 +19,9 @@ def step_url(payment: Payment) -> str:
     pid = payment.payment_id
     if payment.status == S.PENDING:
         return reverse("checkout:page", args=[pid])
+    if hosted.acquirer_page_open(payment):
+        # Out on the acquirer's page (or back from it, being confirmed): the waiting page.
+        return reverse("checkout:status", args=[pid])
     if payment.payment_mode == M.CARD:
         return reverse("checkout:card-otp", args=[pid])
     if payment.payment_mode in hosted.TRANSFER_MODES:

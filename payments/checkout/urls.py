@@ -23,6 +23,9 @@ urlpatterns = [
     path("checkout/<str:payment_id>/transfer/start", views.transfer_start, name="transfer-start"),
     path("checkout/<str:payment_id>/transfer", views.transfer, name="transfer"),
     path("checkout/<str:payment_id>/status", views.status, name="status"),
+    # The acquirer brings the customer back here from its own pages (payments.acquirer.cashfree
+    # sends this address as the order's return_url).
+    path("checkout/<str:payment_id>/back", views.acquirer_return, name="acquirer-return"),
     path("checkout/<str:payment_id>/cancel", views.cancel, name="cancel"),
     path("checkout/<str:payment_id>/result", views.result, name="result"),
     path("checkout/<str:payment_id>/return", views.return_to_merchant, name="return"),

@@ -19,9 +19,10 @@ from django.views.decorators.debug import sensitive_post_parameters, sensitive_v
 from django.views import i18n as i18n_views
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from gateway.core.errors import GatewayError, NotFound
+from gateway.core.errors import GatewayError, NotFound, ServiceUnavailable
 from gateway.platform.models import MerchantBrand
-from payments.acquirer.sandbox import BANKS, TEST_OTP, WALLETS
+from payments.acquirer import get_acquirer
+from payments.acquirer.base import AcquirerError
 from payments.checkout import forms
 from payments.checkout.access import checkout_page, grant_by_link, grant_by_secret, granted_payment
 from payments.checkout.display import (
@@ -127,7 +128,9 @@ def card(request, payment_id: str):
     # The consent checkbox exists in staging only; a forged one in production is ignored.
     save_card = form.cleaned_data["save_card"] and not settings.IS_PRODUCTION
     with _checkout_step():
-        hosted.hosted_card_pay(payment=payment, card=form.cleaned_data["card"], save_card=save_card)
+        started = hosted.hosted_card_start(payment=payment, card=form.cleaned_data["card"], save_card=save_card)
+        if started.link:  # 3-D Secure on the issuer's own page; back through acquirer_return
+            return HttpResponseRedirect(started.link, status=303)
     return go_on(payment)
 
 
@@ -175,7 +178,7 @@ def card_otp(request, payment_id: str):
         else:
             errors = form.errors
     return render(request, "checkout/challenge.html",
-                  page_context(payment, errors=errors, test_otp=TEST_OTP, action=here))
+                  page_context(payment, errors=errors, test_otp=get_acquirer().test_otp, action=here))
 
 
 def _bank_start(request, payment_id: str, mode: str, form_class, field: str):
@@ -184,7 +187,9 @@ def _bank_start(request, payment_id: str, mode: str, form_class, field: str):
     if not form.is_valid():
         return render_methods(request, payment, open_method=mode, errors=form.errors)
     with _checkout_step():
-        hosted.hosted_bank_start(payment=payment, mode=mode, bank_code=form.cleaned_data[field])
+        started = hosted.hosted_bank_open(payment=payment, mode=mode, bank_code=form.cleaned_data[field])
+        if started.link:  # the bank's or wallet's own page; back through acquirer_return
+            return HttpResponseRedirect(started.link, status=303)
     return go_on(payment)
 
 
@@ -223,7 +228,10 @@ def transfer(request, payment_id: str):
     redirect = go_on(payment, here=reverse("checkout:transfer", args=[payment_id]))
     if redirect is not None:
         return redirect
-    details = hosted.transfer_details(payment)
+    try:
+        details = hosted.transfer_details(payment)
+    except AcquirerError as exc:
+        raise ServiceUnavailable("the bank did not give the account to pay into; try again in a moment") from exc
     return render(request, "checkout/transfer.html", page_context(
         payment, transfer=details, mode_label=TRANSFER_LABELS[payment.payment_mode],
         status_url=reverse("checkout:status", args=[payment_id]),
@@ -243,7 +251,7 @@ def status(request, payment_id: str):
     # After a failed attempt the methods page says why; the QR waits there too.
     waiting_here = (payment.status == S.PENDING and not payment.attempt_error) or (
         payment.status == S.PROCESSING and payment.payment_mode in (M.UPI, *hosted.BANK_MODES)
-    )
+    ) or hosted.acquirer_page_open(payment)
     if not waiting_here:
         return go_on(payment)
     upi_link = upi_link_of(payment) if payment.status == S.PENDING and M.UPI in offered_methods(payment) else None
@@ -253,6 +261,19 @@ def status(request, payment_id: str):
         back_url=reverse("checkout:page", args=[payment_id]),
         change_method_url=reverse("checkout:upi-change-method", args=[payment_id]),
     ))
+
+
+@checkout_page
+@require_GET
+def acquirer_return(request, payment_id: str):
+    """Where the acquirer brings the customer back from its own page (the issuer's 3-D Secure
+    page, the bank's, the wallet's): the acquirer's status query decides what became of the
+    payment (hosted_acquirer_return); the redirect's own parameters are never read. Then the
+    result page, or the waiting page while the acquirer has no final answer yet."""
+    payment = granted_payment(request, payment_id)
+    with _checkout_step(show_errors=True):  # being confirmed already, or moved on: go_on shows where
+        hosted.hosted_acquirer_return(payment=payment)
+    return go_on(payment)
 
 
 @checkout_page
@@ -359,7 +380,8 @@ def sandbox_bank(request, payment_id: str):
                 return go_on(payment)
             errors = {"decision": [step.error]}  # being confirmed already (another tab), or the bank did not answer
     is_wallet = payment.payment_mode == M.WALLET
-    provider = (WALLETS if is_wallet else BANKS).get(payment.bank_code, payment.bank_code)
+    acquirer = get_acquirer()
+    provider = (acquirer.wallets if is_wallet else acquirer.banks).get(payment.bank_code, payment.bank_code)
     return render(request, "checkout/sandbox_bank.html",
                   page_context(payment, provider=provider, is_wallet=is_wallet, action=here, errors=errors))
 

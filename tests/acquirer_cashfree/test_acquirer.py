@@ -283,10 +283,23 @@ def test_the_bank_pages_answer_is_not_trusted_the_status_query_decides(acquirer,
         acquirer.call_status(payment=payment, step="bank_authorize")
 
 
+TRANSFER_ANSWER = (200, {"cf_payment_id": "8", "payment_method": "banktransfer", "channel": "link",
+                         "action": "custom", "payment_amount": 22,
+                         "data": {"url": None, "payload": {"account_number": "026291800001191",
+                                                           "ifsc": "YESB0000262", "bank_name": "Yes Bank"}}})
+
+
+def test_a_bank_transfer_answer_without_an_account_is_an_error_not_a_place_to_pay(acquirer, cashfree):
+    # Prism's own example answer is a card's (a link, no account).
+    with pytest.raises(AcquirerError, match="no account number"):
+        acquirer.transfer_details(payment=a_payment(payment_mode=Payment.Mode.NEFT))
+
+
 def test_neft_and_rtgs_are_a_bank_transfer_credited_when_cashfree_says_so(acquirer, cashfree):
     payment = a_payment(payment_mode=Payment.Mode.NEFT)
-    details = acquirer.transfer_details(payment=payment)
-    assert details.outcome == Outcome.PENDING
+    cashfree.script[("POST", "/orders/sessions")] = TRANSFER_ANSWER
+    account = acquirer.transfer_details(payment=payment)
+    assert (account.account, account.ifsc, account.bank) == ("026291800001191", "YESB0000262", "Yes Bank")
     assert sent(cashfree, "POST", "/orders/sessions")[0].body["payment_method"] == {"banktransfer": {"channel": "link"}}
     path = f"/orders/{payment.sabpaisa_txn_id}/payments"
     cashfree.script[("GET", path)] = (200, payments_list(("8", "PENDING", "bank_transfer", "")))

@@ -42,6 +42,7 @@ from payments.acquirer.base import (
     AcquirerUnavailable,
     Outcome,
     RealAcquirer,
+    TransferAccount,
 )
 from payments.cards import CardInput
 from payments.models import Payment
@@ -69,6 +70,10 @@ METHODS = frozenset({"UPI", "CARD", "NB", "WALLET", "NEFT", "RTGS"})
 NETBANKING_CODES = {"SBIN": 3044, "HDFC": 3021, "ICIC": 3022, "UTIB": 3003, "KKBK": 3032, "PUNB": 3038}
 # Our wallet codes to Cashfree's `app` providers.
 WALLET_PROVIDERS = {"PAYTM": "paytm", "PHONEPE": "phonepe", "AMAZONPAY": "amazon", "MOBIKWIK": "mobikwik"}
+# What the checkout lists (Acquirer.banks, .wallets): the banks and wallets above, by name.
+BANKS = {"SBIN": "State Bank of India", "HDFC": "HDFC Bank", "ICIC": "ICICI Bank", "UTIB": "Axis Bank",
+         "KKBK": "Kotak Mahindra Bank", "PUNB": "Punjab National Bank"}
+WALLETS = {"PAYTM": "Paytm", "PHONEPE": "PhonePe", "AMAZONPAY": "Amazon Pay", "MOBIKWIK": "MobiKwik"}
 
 # Cashfree's payment_status values, as the gateway reads them.
 _APPROVED = {"SUCCESS"}
@@ -146,14 +151,17 @@ class CashfreeAcquirer(RealAcquirer):
 
     name = "cashfree"
     methods = METHODS
+    banks = BANKS
+    wallets = WALLETS
 
     def __init__(self, client: CashfreeClient | None = None, *, return_url: str | None = None):
         """Without arguments (get_acquirer), the account and addresses of the settings."""
         self.client = client or CashfreeClient(
             base_url=settings.CASHFREE_BASE_URL, client_id=settings.CASHFREE_CLIENT_ID,
             client_secret=settings.CASHFREE_CLIENT_SECRET, timeout=settings.CASHFREE_TIMEOUT_SECONDS)
-        # Where Cashfree sends the customer back after its pages: `{payment_id}` is filled in.
-        self.return_url = (settings.GATEWAY_PUBLIC_URL + "/checkout/{payment_id}/status"
+        # Where Cashfree sends the customer back after its pages (the checkout's return view,
+        # which asks the status query): `{payment_id}` is filled in.
+        self.return_url = (settings.GATEWAY_PUBLIC_URL + "/checkout/{payment_id}/back"
                            if return_url is None else return_url)
 
     def supports(self, method: str) -> bool:
@@ -329,8 +337,8 @@ class CashfreeAcquirer(RealAcquirer):
 
     def bank_redirect(self, *, payment: Payment, mode: str, bank_code: str) -> AcquirerAnswer:
         """Net banking (NB) or wallet (WALLET): order pay, answering PENDING with the bank's or
-        wallet's page (`link`) to send the customer to. Not on the protocol yet (the sandbox's
-        bank page is the gateway's own): docs/going-live.md."""
+        wallet's page (`link`) to send the customer to; it comes back to the checkout's return
+        view, where bank_authorize's status query (call_status) decides."""
         key = self._key(payment, "bank", _attempt(payment))
         if mode == "NB":
             code = NETBANKING_CODES.get(bank_code)
@@ -363,16 +371,28 @@ class CashfreeAcquirer(RealAcquirer):
                                       raw={"bank": bank_code, "result": "declined"})
             raise
 
-    def transfer_details(self, *, payment: Payment) -> AcquirerAnswer:
-        """NEFT / RTGS: order pay by bank transfer, answering PENDING with Cashfree's account
-        details for the customer in `raw["account"]` (Cashfree's payload). Not on the protocol
-        yet, like bank_redirect."""
+    def transfer_details(self, *, payment: Payment) -> TransferAccount:
+        """NEFT / RTGS: order pay by bank transfer; Cashfree answers with the account the
+        customer transfers to (`payload`). Asked again for the same attempt, the same
+        idempotency key answers the same account. The description leaves that payload untyped
+        (docs/going-live.md): its account number and IFSC are read under Cashfree's names, with
+        or without the `banktransfer_` prefix of its payment entity, and an answer without
+        both is an AcquirerError (the checkout fails the attempt: nothing was paid)."""
         answer = self._pay(payment, "bank transfer", lambda session: self.client.pay_bank_transfer(
             payment_session_id=session, idempotency_key=self._key(payment, "transfer", _attempt(payment))))
         if isinstance(answer, AcquirerAnswer):
-            return answer
-        account = answer.payload if isinstance(answer.payload, dict) else {}
-        return AcquirerAnswer(Outcome.PENDING, raw={"cf_payment_id": answer.cf_payment_id, "account": account})
+            raise AcquirerRefused("Cashfree declined the bank transfer")
+        payload = answer.payload if isinstance(answer.payload, dict) else {}
+
+        def read(*names: str) -> str:
+            return next((str(payload[name]) for prefix in ("", "banktransfer_") for name in
+                         (prefix + n for n in names) if payload.get(name) not in (None, "")), "")
+
+        account, ifsc = read("account_number"), read("ifsc")
+        if not account or not ifsc:
+            raise AcquirerError("Cashfree's bank transfer answer carried no account number and IFSC")
+        return TransferAccount(beneficiary=read("beneficiary_name", "account_holder", "name") or "Cashfree Payments",
+                               bank=read("bank_name"), ifsc=ifsc.upper(), account=account, branch=read("branch"))
 
     def transfer_received(self, *, payment: Payment, amount: int) -> AcquirerAnswer:
         return self._status(payment, _TRANSFER_GROUPS)

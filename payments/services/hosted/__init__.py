@@ -12,21 +12,28 @@ cards, net banking, wallets, bank transfers (NEFT, RTGS, cash challan) and the r
 
 The package, by what the customer is doing: `session` (opening it, its deadline, leaving the
 page), `steps` (the one claimed acquirer call of each money-moving step, and what its answer
-means), `cards`, and `banks` (net banking, wallets, bank transfers). Callers import from here.
+means), `pages` (the acquirer's own pages: sending the customer there, confirming the
+return), `cards`, and `banks` (net banking, wallets, bank transfers). Callers import from here.
 """
 from payments.services.hosted.banks import (
     BANK_MODES,
-    TRANSFER_BENEFICIARY,
     TRANSFER_MODES,
     TRANSFER_VALIDITY,
     hosted_bank_complete,
+    hosted_bank_open,
     hosted_bank_start,
     hosted_transfer_received,
     hosted_transfer_start,
     new_transfer_reference,
     transfer_details,
 )
-from payments.services.hosted.cards import hosted_card_pay, hosted_card_verify_otp, hosted_saved_card_pay
+from payments.services.hosted.cards import (
+    hosted_card_pay,
+    hosted_card_start,
+    hosted_card_verify_otp,
+    hosted_saved_card_pay,
+)
+from payments.services.hosted.pages import Started, acquirer_page_open, hosted_acquirer_return
 from payments.services.hosted.session import (
     HostedSession,
     checkout_url,
@@ -41,9 +48,11 @@ from payments.services.hosted.session import (
 from payments.services.hosted.steps import acquirer_call_release, step_answer_apply
 
 __all__ = [
-    "BANK_MODES", "TRANSFER_BENEFICIARY", "TRANSFER_MODES", "TRANSFER_VALIDITY", "HostedSession",
-    "acquirer_call_release", "checkout_url", "client_secret_hash", "hosted_bank_complete", "hosted_bank_start",
-    "hosted_cancel", "hosted_card_pay", "hosted_card_verify_otp", "hosted_expire_if_due", "hosted_payment_create",
+    "BANK_MODES", "TRANSFER_MODES", "TRANSFER_VALIDITY", "HostedSession", "Started",
+    "acquirer_call_release", "acquirer_page_open", "checkout_url", "client_secret_hash", "hosted_acquirer_return",
+    "hosted_bank_complete", "hosted_bank_open", "hosted_bank_start",
+    "hosted_cancel", "hosted_card_pay", "hosted_card_start", "hosted_card_verify_otp", "hosted_expire_if_due",
+    "hosted_payment_create",
     "hosted_redirect", "hosted_return_url", "hosted_saved_card_pay", "hosted_transfer_received",
     "hosted_transfer_start", "new_transfer_reference", "return_params", "step_answer_apply", "transfer_details",
 ]

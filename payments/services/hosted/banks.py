@@ -2,6 +2,7 @@
 once), and NEFT, RTGS and cash challans (open until the funds arrive quoting a reference)."""
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 from django.utils import timezone
@@ -9,11 +10,15 @@ from django.utils import timezone
 from gateway.core.errors import NotFound, ValidationError
 from gateway.core.ids import random_string
 from payments.acquirer import get_acquirer
-from payments.acquirer.base import AcquirerError
+from payments.acquirer.base import AcquirerError, Outcome
 from payments.models import Payment
+from payments.services.hosted.pages import Started, start_answer_record
 from payments.services.hosted.session import _ensure_open
 from payments.services.hosted.steps import _acquirer_no_answer, _claim, acquirer_call_release, step_answer_apply
-from payments.services.transitions import payment_mark_processing
+from payments.services.transitions import payment_attempt_failed, payment_mark_processing
+from payments.state import InvalidTransition
+
+logger = logging.getLogger("payments.hosted")
 
 S = Payment.Status
 M = Payment.Mode
@@ -23,17 +28,6 @@ M = Payment.Mode
 TRANSFER_VALIDITY = timedelta(hours=72)
 TRANSFER_MODES = (M.NEFT, M.RTGS, M.CHALLAN)
 BANK_MODES = (M.NB, M.WALLET)
-
-# Where transfers are paid. The sandbox acquirer's collection account; a real acquirer gives
-# its own (a virtual account per payment, so funds are matched without the customer's help).
-TRANSFER_BENEFICIARY = {
-    "name": "Gateway Collections Escrow",
-    "bank": "Sandbox Escrow Bank",
-    "ifsc": "SBXG0000001",
-    "branch": "Mumbai Fort",
-    "account_prefix": "222333",
-}
-
 
 # --- Net banking and wallets --------------------------------------------------------------
 
@@ -45,6 +39,34 @@ def hosted_bank_start(*, payment: Payment, mode: str, bank_code: str) -> Payment
     _ensure_open(payment)
     return payment_mark_processing(payment_id=payment.pk, payment_mode=mode, bank_code=bank_code,
                                    detail={"method": mode, "bank": bank_code})
+
+
+def hosted_bank_open(*, payment: Payment, mode: str, bank_code: str) -> Started:
+    """hosted_bank_start, then the acquirer's bank_redirect: with a link, the bank's or wallet's
+    own page to send the customer to (its answer, the customer back, is confirmed by
+    hosted_acquirer_return); without, the checkout's own bank page (hosted_bank_complete). The
+    acquirer declining, or not reachable, is a failed attempt: no money moved before the
+    customer reached the bank's page. Raises InvalidTransition when the session is not open."""
+    payment = hosted_bank_start(payment=payment, mode=mode, bank_code=bank_code)
+    try:
+        answer = get_acquirer().bank_redirect(payment=payment, mode=mode, bank_code=bank_code)
+    except AcquirerError as exc:
+        return Started(_start_failed(payment, exc))
+    if answer.outcome == Outcome.PENDING and not answer.link:
+        return Started(payment)  # the checkout's own bank page: nothing to record yet
+    start_answer_record(payment=payment, step="bank_redirect", answer=answer)
+    if answer.outcome == Outcome.PENDING:
+        return Started(payment, answer.link)
+    return Started(payment_attempt_failed(payment_id=payment.pk, reason=answer.message or "declined at the bank",
+                                          attempt=payment.attempt))
+
+
+def _start_failed(payment: Payment, exc: AcquirerError) -> Payment:
+    """The acquirer could not start the method (before any money could move): a failed attempt."""
+    logger.warning("acquirer error starting %s of payment %s: %s", payment.payment_mode, payment.pk,
+                   type(exc).__name__)
+    return payment_attempt_failed(payment_id=payment.pk, reason="the bank could not be reached; no money was taken",
+                                  attempt=payment.attempt, detail={"acquirer_error": type(exc).__name__})
 
 
 def hosted_bank_complete(*, payment: Payment, approved: bool) -> Payment:
@@ -70,15 +92,17 @@ def new_transfer_reference() -> str:
 
 
 def transfer_details(payment: Payment) -> dict:
-    """What the challan shows: where to pay, the reference to quote, and until when."""
-    reference = payment.transfer_reference
+    """What the challan shows: where to pay (the acquirer's account for the payment,
+    Acquirer.transfer_details), the reference to quote, and until when. Raises AcquirerError
+    when the acquirer could not say."""
+    account = get_acquirer().transfer_details(payment=payment)
     return {
-        "beneficiary": TRANSFER_BENEFICIARY["name"],
-        "bank": TRANSFER_BENEFICIARY["bank"],
-        "branch": TRANSFER_BENEFICIARY["branch"],
-        "ifsc": TRANSFER_BENEFICIARY["ifsc"],
-        "account": TRANSFER_BENEFICIARY["account_prefix"] + reference[2:],
-        "reference": reference,
+        "beneficiary": account.beneficiary,
+        "bank": account.bank,
+        "branch": account.branch,
+        "ifsc": account.ifsc,
+        "account": account.account,
+        "reference": payment.transfer_reference,
         "valid_until": payment.expires_at,
     }
 
@@ -87,15 +111,26 @@ def hosted_transfer_start(*, payment: Payment, mode: str) -> Payment:
     """The customer picked NEFT, RTGS or a cash challan: PENDING -> PROCESSING with a unique
     reference, open for TRANSFER_VALIDITY (the session's deadline is extended). The payment
     stays PROCESSING until the funds arrive (hosted_transfer_received) or it expires (the
-    beat sweep; a queued task would outlive Redis's visibility timeout).
+    beat sweep; a queued task would outlive Redis's visibility timeout). An acquirer that
+    cannot give the account to pay into (transfer_details) fails the attempt instead.
     Raises InvalidTransition when the session is no longer open."""
     if mode not in TRANSFER_MODES:
         raise ValueError(f"{mode} is not a bank transfer")
     _ensure_open(payment)
-    return payment_mark_processing(
+    payment = payment_mark_processing(
         payment_id=payment.pk, payment_mode=mode, transfer_reference=new_transfer_reference(),
         expires_at=timezone.now() + TRANSFER_VALIDITY, detail={"method": mode},
     )
+    try:
+        # The account is asked for now, so an acquirer that cannot give one fails the attempt
+        # here rather than leave it open for days with nowhere to pay.
+        get_acquirer().transfer_details(payment=payment)
+    except AcquirerError as exc:
+        try:
+            return _start_failed(payment, exc)
+        except InvalidTransition:
+            pass  # final meanwhile
+    return payment
 
 
 def hosted_transfer_received(*, reference: str) -> Payment:

@@ -14,6 +14,7 @@ from payments.cards import CardInput
 from payments.locks import lock_payment
 from payments.models import Payment
 from payments.services.acquirer_answers import acquirer_answer_record
+from payments.services.hosted.pages import Started, start_answer_record
 from payments.services.hosted.session import _ensure_open
 from payments.services.hosted.steps import _acquirer_no_answer, _claim, step_answer_apply
 from payments.services.transitions import payment_attempt_failed, payment_mark_processing
@@ -70,7 +71,7 @@ def _card_start_abandon(payment_id: int, exc: Exception) -> None:
 
 
 @sensitive_variables("card")
-def hosted_card_pay(*, payment: Payment, card: CardInput, save_card: bool = False) -> Payment:
+def hosted_card_start(*, payment: Payment, card: CardInput, save_card: bool = False) -> Started:
     """Start a card payment. PENDING -> PROCESSING (last 4 and network kept, nothing else of
     the card), then the acquirer: a 3-D Secure challenge is recorded (card_challenge_ref) and
     leaves it PROCESSING for hosted_card_verify_otp; a decline is a failed attempt
@@ -78,6 +79,8 @@ def hosted_card_pay(*, payment: Payment, card: CardInput, save_card: bool = Fals
     is recorded no OTP is taken, and should anything fail before then the attempt fails. The card itself lives only in this call. `save_card` (staging only): the
     customer consented to save the card, recorded with the card's expiry for the token
     (tokens.services.card_consent_record).
+    Returns the payment and, when the acquirer's challenge is on the issuer's own page, its
+    address (the customer is sent there and comes back to hosted_acquirer_return).
     Raises InvalidTransition when the session is no longer open."""
     _ensure_open(payment)
     payment = payment_mark_processing(
@@ -94,18 +97,26 @@ def hosted_card_pay(*, payment: Payment, card: CardInput, save_card: bool = Fals
         try:
             answer = get_acquirer().card_authorize(payment=payment, card=card)
         except AcquirerError as exc:
-            return _authorisation_failed(payment.pk, exc)
-        acquirer_answer_record(payment_id=payment.pk, step="card_authorize", answer=answer, attempt=payment.attempt)
+            return Started(_authorisation_failed(payment.pk, exc))
+        start_answer_record(payment=payment, step="card_authorize", answer=answer)
         issuer = (answer.issuer or "")[:60]
         if answer.outcome == Outcome.CHALLENGE:
-            return _card_challenge_record(payment_id=payment.pk, answer=answer, issuer=issuer)
-        return payment_attempt_failed(payment_id=payment.pk, reason=answer.message or "declined by the issuer",
-                                      attempt=payment.attempt, detail={"issuer": issuer})
+            challenged = _card_challenge_record(payment_id=payment.pk, answer=answer, issuer=issuer)
+            on_page = challenged.card_challenge_ref and challenged.status == S.PROCESSING
+            return Started(challenged, answer.link if on_page else "")
+        return Started(payment_attempt_failed(payment_id=payment.pk, reason=answer.message or "declined by the issuer",
+                                              attempt=payment.attempt, detail={"issuer": issuer}))
     except InvalidTransition:
         raise  # it went final meanwhile (expired): that stands
     except Exception as exc:
         _card_start_abandon(payment.pk, exc)
         raise
+
+
+@sensitive_variables("card")
+def hosted_card_pay(*, payment: Payment, card: CardInput, save_card: bool = False) -> Payment:
+    """hosted_card_start, for a caller that needs the payment only."""
+    return hosted_card_start(payment=payment, card=card, save_card=save_card).payment
 
 
 @sensitive_variables("cvv")

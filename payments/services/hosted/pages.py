@@ -1,0 +1,92 @@
+"""The acquirer's own pages: the issuer's 3-D Secure page, the bank's or the wallet's, where a
+real acquirer (payments.acquirer.cashfree) has the customer decide. A method's start sends the
+customer there when the acquirer's answer carries a `link`, and the customer comes back to the
+checkout's return view, where the acquirer's status query, never the redirect's parameters,
+says what became of it. An acquirer without such pages (the sandbox) answers without `link`,
+and the checkout keeps its own pages (the OTP form, the sandbox bank page)."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+from payments.acquirer import get_acquirer
+from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused
+from payments.models import Payment, PaymentEvent
+from payments.services.acquirer_answers import acquirer_answer_record
+from payments.services.hosted.steps import _claim, acquirer_call_release, step_answer_apply
+from payments.services.transitions import payment_note
+
+logger = logging.getLogger("payments.hosted")
+
+S = Payment.Status
+M = Payment.Mode
+
+# The key, in the story's record of a start's answer, that says the customer was sent to the
+# acquirer's page for that attempt (the link itself, a one-off address of the customer's, is
+# not kept).
+ON_ACQUIRER_PAGE = "acquirer_page"
+# The money-moving step each method's return confirms, and the starts that can send the
+# customer away.
+RETURN_STEPS = {M.CARD: "card_verify_otp", M.NB: "bank_authorize", M.WALLET: "bank_authorize"}
+START_STEPS = ("card_authorize", "bank_redirect")
+
+
+@dataclass(frozen=True)
+class Started:
+    """A method started: the payment as it now is, and the acquirer's page to send the customer
+    to (empty: the checkout's own next page)."""
+
+    payment: Payment
+    link: str = ""
+
+
+def start_answer_record(*, payment: Payment, step: str, answer: AcquirerAnswer) -> None:
+    """Record a start's answer in the payment's story, marked when it sends the customer to the
+    acquirer's page (acquirer_page_open)."""
+    if answer.link:
+        answer = replace(answer, raw={**answer.raw, ON_ACQUIRER_PAGE: True})
+    acquirer_answer_record(payment_id=payment.pk, step=step, answer=answer, attempt=payment.attempt)
+
+
+def acquirer_page_open(payment: Payment) -> bool:
+    """Whether the payment's current attempt is waiting on the acquirer's own page: PROCESSING
+    by card, net banking or wallet, and its start's answer sent the customer there."""
+    if payment.status != S.PROCESSING or payment.payment_mode not in RETURN_STEPS:
+        return False
+    return payment.events.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__step__in=START_STEPS,
+                                 detail__attempt=payment.attempt,
+                                 **{f"detail__{ON_ACQUIRER_PAGE}": True}).exists()
+
+
+def hosted_acquirer_return(*, payment: Payment) -> Payment:
+    """The customer is back from the acquirer's page. Whatever the redirect said, the acquirer's
+    status query (call_status) of the attempt's step decides, through the step's one claimed
+    call (payments.services.hosted.steps): APPROVED makes the payment SUCCESS, DECLINED a failed
+    attempt. Not final at the acquirer yet (or not answered): the claim is kept, so nothing else
+    asks meanwhile and the payments sweep asks the status query again
+    (payments.services.cutoff); the customer waits. The acquirer knowing no such payment: the
+    claim is given back and the customer waits (its webhook may still come).
+    Returns the payment as it now is; does nothing for a payment not on the acquirer's page.
+    Raises InvalidTransition when the payment went final meanwhile, ValidationError while the
+    step is being confirmed already (another tab, the sweep)."""
+    payment.refresh_from_db()
+    if not acquirer_page_open(payment):
+        return payment
+    step = RETURN_STEPS[payment.payment_mode]
+    payment = _claim(payment, modes=(payment.payment_mode,), target=S.SUCCESS, field="status",
+                     challenge=payment.payment_mode == M.CARD)
+    try:
+        answer = get_acquirer().call_status(payment=payment, step=step)
+    except AcquirerRefused as exc:
+        acquirer_call_release(payment.pk)
+        payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER,
+                     detail={"step": f"{step}_return", "outcome": "no such payment", "message": str(exc)[:200]})
+    except AcquirerError as exc:
+        logger.info("payment %s back from the acquirer's page, not final there: %s", payment.sabpaisa_txn_id,
+                    type(exc).__name__)
+        payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER,
+                     detail={"step": f"{step}_return", "outcome": "not final", "error": type(exc).__name__})
+    else:
+        step_answer_apply(payment, step, answer, recorded_as=f"{step}_return")
+    payment.refresh_from_db()
+    return payment

@@ -1,0 +1,201 @@
+"""The hosted checkout with Cashfree as its acquirer (GATEWAY_ACQUIRER=cashfree): the customer is
+sent to the issuer's 3-D Secure page, the bank's or the wallet's, and comes back to the
+checkout's return view, where Cashfree's status query, never the redirect's parameters, decides.
+Cashfree is Prism serving its own description (every request checked), with answers scripted
+where Prism's example does not fit (ScriptedPrism, tests/acquirer_cashfree/test_acquirer.py)."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
+from payments.models import Payment, PaymentEvent
+from payments.services.cutoff import hosted_unanswered_reconcile
+from tests.payments.hosted.conftest import create_session  # noqa: F401 - a fixture
+from tests.payments.hosted.doubles import use_acquirer
+from tests.payments.s2s.conftest import s2s_merchant  # noqa: F401 - a fixture
+
+from .test_acquirer import PRISM_ORDER_AMOUNT, TRANSFER_ANSWER, cashfree, payments_list, sent  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+PUBLIC = "https://pay.example.com"
+CARD_FORM = {"card_number": "4111 1111 1111 1111", "card_expiry": "07/31", "card_cvv": "739"}
+# The cf_payment_id of Prism's example order pay answer: the card's challenge reference.
+CHALLENGE = "91235"
+S = Payment.Status
+
+
+@pytest.fixture
+def on_cashfree(settings, monkeypatch, cashfree):
+    """The gateway configured for Cashfree, its client talking to Prism (scriptable)."""
+    settings.GATEWAY_ACQUIRER = "cashfree"
+    settings.GATEWAY_PUBLIC_URL = PUBLIC
+    adapter = CashfreeAcquirer(cashfree)  # its return address from the settings
+    use_acquirer(monkeypatch, adapter)
+    return adapter
+
+
+@pytest.fixture
+def customer(create_session, s2s_merchant):
+    """A browser on the checkout of a fresh ₹22 session (Prism's example order is ₹22)."""
+    session = create_session(s2s_merchant, amount=PRISM_ORDER_AMOUNT)
+    browser = Client()
+    browser.get(f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}")
+    browser.payment = Payment.objects.get(payment_id=session["paymentId"])
+    return browser
+
+
+def page(payment: Payment, tail: str = "") -> str:
+    return f"/checkout/{payment.payment_id}{tail}"
+
+
+def cashfree_says(cashfree, payment: Payment, *entries) -> None:
+    """Script Cashfree's status query (get payments for the order) of `payment`."""
+    cashfree.script[("GET", f"/orders/{payment.sabpaisa_txn_id}/payments")] = (200, payments_list(*entries))
+
+
+def card_to_issuer(customer) -> str:
+    response = customer.post(page(customer.payment, "/card"), CARD_FORM)
+    assert response.status_code == 303
+    return response["Location"]
+
+
+# -- cards: 3-D Secure on the issuer's page -------------------------------------------------------
+
+def test_a_card_sends_the_customer_to_the_issuers_page_and_cashfree_back_to_our_return_view(
+        on_cashfree, cashfree, customer):
+    payment = customer.payment
+    location = card_to_issuer(customer)
+    assert location.startswith("https://sandbox.cashfree.com/pg/view/gateway/")  # not our OTP form
+    order = sent(cashfree, "POST", "/orders")[0]
+    assert order.body["order_meta"]["return_url"] == f"{PUBLIC}/checkout/{payment.payment_id}/back"
+    payment.refresh_from_db()
+    assert (payment.status, payment.card_challenge_ref) == (S.PROCESSING, CHALLENGE)
+    # Nothing of ours asks for an OTP meanwhile: the customer waits (the page polls).
+    for tail in ("/card/challenge", ""):
+        assert customer.get(page(payment, tail))["Location"] == page(payment, "/status")
+    waiting = customer.get(page(payment, "/status"))
+    assert waiting.status_code == 200 and b"data-poll" in waiting.content and b'name="otp"' not in waiting.content
+
+
+def test_the_return_view_asks_cashfrees_status_and_records_the_success(on_cashfree, cashfree, customer):
+    payment = customer.payment
+    card_to_issuer(customer)
+    cashfree_says(cashfree, payment, (CHALLENGE, "SUCCESS", "credit_card", "BANKREF1"))
+    back = customer.get(page(payment, "/back"), {"order_id": payment.sabpaisa_txn_id})
+    assert back.status_code == 303 and back["Location"] == page(payment, "/result")
+    payment.refresh_from_db()
+    assert (payment.status, payment.bank_rrn, payment.paid_amount) == (S.SUCCESS, "BANKREF1", PRISM_ORDER_AMOUNT)
+    assert sent(cashfree, "GET", f"/orders/{payment.sabpaisa_txn_id}/payments")
+    assert payment.acquirer_call_started_at is None
+    assert b'data-payment-status="SUCCESS"' in customer.get(back["Location"]).content
+
+
+def test_the_return_view_records_cashfrees_decline_as_a_failed_attempt(on_cashfree, cashfree, customer):
+    payment = customer.payment
+    card_to_issuer(customer)
+    cashfree_says(cashfree, payment, (CHALLENGE, "FAILED", "credit_card", ""))
+    back = customer.get(page(payment, "/back"))
+    payment.refresh_from_db()
+    assert (payment.status, payment.failed_attempts) == (S.PENDING, 1)  # the methods again, with the reason
+    assert back["Location"] == page(payment)
+    assert payment.attempt_error == "failed at the bank" and not payment.bank_rrn
+    assert b'data-attempt="failed"' in customer.get(back["Location"]).content
+
+
+def test_a_forged_return_saying_success_is_recorded_as_cashfree_says_failed(on_cashfree, cashfree, customer):
+    payment = customer.payment
+    Payment.objects.filter(pk=payment.pk).update(failed_attempts=Payment.MAX_FAILED_ATTEMPTS - 1)
+    card_to_issuer(customer)
+    cashfree_says(cashfree, payment, (CHALLENGE, "FAILED", "credit_card", ""))
+    forged = {"order_id": payment.sabpaisa_txn_id, "order_status": "PAID", "payment_status": "SUCCESS",
+              "txStatus": "SUCCESS", "status": "SUCCESS", "referenceId": "BANKREF1"}
+    back = customer.get(page(payment, "/back"), forged)
+    payment.refresh_from_db()
+    assert payment.status == S.FAILED and not payment.bank_rrn
+    assert back["Location"] == page(payment, "/result")
+    assert b'data-payment-status="FAILED"' in customer.get(back["Location"]).content
+    answer = payment.events.get(kind=PaymentEvent.Kind.ACQUIRER, detail__step="card_verify_otp_return")
+    assert (answer.detail["outcome"], answer.detail["cf_payment_id"]) == ("declined", CHALLENGE)
+
+
+def test_a_return_before_cashfree_is_final_waits_and_the_sweep_asks_again(on_cashfree, cashfree, customer):
+    payment = customer.payment
+    card_to_issuer(customer)
+    cashfree_says(cashfree, payment, (CHALLENGE, "PENDING", "credit_card", ""))
+    back = customer.get(page(payment, "/back"))
+    assert back["Location"] == page(payment, "/status")
+    payment.refresh_from_db()
+    assert payment.status == S.PROCESSING and payment.acquirer_call_started_at is not None  # kept for the sweep
+    # A second return meanwhile (a reload) asks nothing and waits.
+    asked = len(sent(cashfree, "GET", f"/orders/{payment.sabpaisa_txn_id}/payments"))
+    assert customer.get(page(payment, "/back"))["Location"] == page(payment, "/status")
+    assert len(sent(cashfree, "GET", f"/orders/{payment.sabpaisa_txn_id}/payments")) == asked
+    cashfree_says(cashfree, payment, (CHALLENGE, "SUCCESS", "credit_card", "BANKREF2"))
+    assert hosted_unanswered_reconcile(now=timezone.now() + timedelta(minutes=5)) == 1
+    payment.refresh_from_db()
+    assert (payment.status, payment.bank_rrn) == (S.SUCCESS, "BANKREF2")
+
+
+def test_a_return_to_a_payment_not_on_cashfrees_page_asks_nothing(on_cashfree, cashfree, customer):
+    payment = customer.payment
+    assert customer.get(page(payment, "/back"))["Location"] == page(payment)
+    assert cashfree.exchanges == []
+
+
+# -- net banking and wallets ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("form, field, code, group", [
+    ("/netbanking", "bank", "HDFC", "net_banking"), ("/wallet", "wallet", "PHONEPE", "wallet")])
+def test_net_banking_and_wallets_go_to_cashfrees_page_and_back_to_the_status_query(
+        on_cashfree, cashfree, customer, form, field, code, group):
+    payment = customer.payment
+    response = customer.post(page(payment, form), {field: code})
+    assert response.status_code == 303 and response["Location"].startswith("https://sandbox.cashfree.com/")
+    payment.refresh_from_db()
+    assert (payment.status, payment.bank_code) == (S.PROCESSING, code)
+    # Not the sandbox's bank page: the customer waits for the bank.
+    assert customer.get(page(payment))["Location"] == page(payment, "/status")
+    cashfree_says(cashfree, payment, ("7", "SUCCESS", group, "NBREF"))
+    assert customer.get(page(payment, "/back"))["Location"] == page(payment, "/result")
+    payment.refresh_from_db()
+    assert (payment.status, payment.bank_rrn) == (S.SUCCESS, "NBREF")
+
+
+def test_the_checkout_lists_the_acquirers_own_banks_and_wallets(on_cashfree, cashfree, customer, monkeypatch):
+    monkeypatch.setattr(on_cashfree, "banks", {"HDFC": "HDFC Bank"})
+    monkeypatch.setattr(on_cashfree, "wallets", {"PHONEPE": "PhonePe"})
+    methods = customer.get(page(customer.payment)).content.decode()
+    assert 'value="HDFC"' in methods and 'value="SBIN"' not in methods
+    assert 'value="PHONEPE"' in methods and 'value="PAYTM"' not in methods and "MobiKwik" not in methods
+    refused = customer.post(page(customer.payment, "/netbanking"), {"bank": "SBIN"})
+    assert refused.status_code == 200 and cashfree.exchanges == []
+
+
+def test_cashfree_unreachable_at_the_start_is_a_failed_attempt_not_a_stuck_payment(on_cashfree, cashfree, customer):
+    cashfree.prefer_for["/orders"] = "code=500"
+    customer.post(page(customer.payment, "/netbanking"), {"bank": "HDFC"})
+    payment = customer.payment
+    payment.refresh_from_db()
+    assert (payment.status, payment.failed_attempts) == (S.PENDING, 1)
+
+
+# -- NEFT / RTGS ----------------------------------------------------------------------------------
+
+def test_neft_shows_the_account_cashfree_gives(on_cashfree, cashfree, customer):
+    cashfree.script[("POST", "/orders/sessions")] = TRANSFER_ANSWER
+    response = customer.post(page(customer.payment, "/transfer/start"), {"mode": "NEFT"})
+    assert response["Location"] == page(customer.payment, "/transfer")
+    challan = customer.get(response["Location"]).content.decode()
+    assert "026291800001191" in challan and "YESB0000262" in challan and "SBXG0000001" not in challan
+
+
+def test_neft_without_an_account_from_cashfree_is_a_failed_attempt(on_cashfree, cashfree, customer):
+    customer.post(page(customer.payment, "/transfer/start"), {"mode": "NEFT"})  # Prism's answer is a card's
+    payment = customer.payment
+    payment.refresh_from_db()
+    assert (payment.status, payment.failed_attempts) == (S.PENDING, 1)
