@@ -12,6 +12,7 @@ from payments.sandbox_upi.tasks import upi_sandbox_approve_task
 from payments.services.cutoff import hosted_unanswered_reconcile
 from payments.services.expiry import payments_expire_due
 from payments.services.idempotency import idempotency_records_delete_expired
+from payments.services.hosted.pages import acquirer_pages_reconcile
 from payments.services.retention import acquirer_notices_delete_old, sandbox_calls_delete_old
 from payments.services.reversal_sending import reversals_pending_process
 from payments.services.upi import upi_acquirer_pending_sweep, upi_unanswered_reconcile
@@ -27,6 +28,7 @@ def payments_expire_sweep() -> int:
     # lost), so they end as the payer was told rather than being expired by the same sweep.
     upi_unanswered_reconcile()
     hosted_unanswered_reconcile()
+    acquirer_pages_reconcile()
     upi_acquirer_pending_sweep()
     return payments_expire_due()
 

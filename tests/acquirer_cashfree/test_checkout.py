@@ -14,6 +14,8 @@ from django.utils import timezone
 from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
 from payments.models import Payment, PaymentEvent
 from payments.services.cutoff import hosted_unanswered_reconcile
+from payments.services.hosted.pages import ACQUIRER_PAGE_PATIENCE
+from payments.tasks import payments_expire_sweep
 from tests.payments.hosted.conftest import create_session  # noqa: F401 - a fixture
 from tests.payments.hosted.doubles import use_acquirer
 from tests.payments.s2s.conftest import s2s_merchant  # noqa: F401 - a fixture
@@ -139,6 +141,21 @@ def test_a_return_before_cashfree_is_final_waits_and_the_sweep_asks_again(on_cas
     assert hosted_unanswered_reconcile(now=timezone.now() + timedelta(minutes=5)) == 1
     payment.refresh_from_db()
     assert (payment.status, payment.bank_rrn) == (S.SUCCESS, "BANKREF2")
+
+
+def test_a_customer_who_never_comes_back_is_settled_by_the_sweeps_status_query(on_cashfree, cashfree, customer):
+    payment = customer.payment
+    card_to_issuer(customer)
+    cashfree_says(cashfree, payment, (CHALLENGE, "SUCCESS", "credit_card", "BANKREF3"))
+    # Too early: the customer may still be on the issuer's page.
+    payments_expire_sweep()
+    assert not sent(cashfree, "GET", f"/orders/{payment.sabpaisa_txn_id}/payments")
+    PaymentEvent.objects.filter(payment=payment).update(
+        created_at=timezone.now() - ACQUIRER_PAGE_PATIENCE - timedelta(seconds=1))
+    payments_expire_sweep()
+    payment.refresh_from_db()
+    assert (payment.status, payment.bank_rrn) == (S.SUCCESS, "BANKREF3")
+    assert len(sent(cashfree, "GET", f"/orders/{payment.sabpaisa_txn_id}/payments")) == 1
 
 
 def test_a_return_to_a_payment_not_on_cashfrees_page_asks_nothing(on_cashfree, cashfree, customer):

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from datetime import timedelta
 
 from payments.acquirer import get_acquirer
+from django.utils import timezone
+
+from gateway.core.errors import ValidationError
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused
 from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import acquirer_answer_record
 from payments.services.hosted.steps import _claim, acquirer_call_release, step_answer_apply
 from payments.services.transitions import payment_note
+from payments.state import InvalidTransition
 
 logger = logging.getLogger("payments.hosted")
 
@@ -29,6 +34,9 @@ ON_ACQUIRER_PAGE = "acquirer_page"
 # customer away.
 RETURN_STEPS = {M.CARD: "card_verify_otp", M.NB: "bank_authorize", M.WALLET: "bank_authorize"}
 START_STEPS = ("card_authorize", "bank_redirect")
+# How long a customer may stay on the acquirer's page before the payments sweep asks the
+# acquirer itself (acquirer_pages_reconcile): a 3-D Secure or bank page takes a minute or two.
+ACQUIRER_PAGE_PATIENCE = timedelta(minutes=3)
 
 
 @dataclass(frozen=True)
@@ -90,3 +98,29 @@ def hosted_acquirer_return(*, payment: Payment) -> Payment:
         step_answer_apply(payment, step, answer, recorded_as=f"{step}_return")
     payment.refresh_from_db()
     return payment
+
+
+def acquirer_pages_reconcile(*, now=None, limit: int = 200) -> int:
+    """The payments sweep's question for customers who went to the acquirer's page and never
+    came back (a closed tab, a lost connection) while the acquirer's webhook was lost too: for
+    every payment still on the acquirer's page ACQUIRER_PAGE_PATIENCE after it was sent there,
+    the same status query as the return view (hosted_acquirer_return). Money that moved at the
+    acquirer is then recorded before the session's expiry, instead of being found only by a
+    late webhook. Returns how many payments were asked about."""
+    since = (now or timezone.now()) - ACQUIRER_PAGE_PATIENCE
+    waiting = (Payment.objects
+               .filter(status=S.PROCESSING, payment_mode__in=list(RETURN_STEPS), acquirer_call_started_at=None,
+                       events__kind=PaymentEvent.Kind.ACQUIRER, events__detail__step__in=START_STEPS,
+                       events__created_at__lte=since, **{f"events__detail__{ON_ACQUIRER_PAGE}": True})
+               .distinct().order_by("pk")[:limit])
+    asked = 0
+    for payment in waiting:
+        try:
+            hosted_acquirer_return(payment=payment)
+        except (InvalidTransition, ValidationError):
+            continue  # final meanwhile, or being confirmed by the customer's own return
+        except Exception:
+            logger.exception("asking the acquirer about payment %s on its page failed", payment.pk)
+            continue
+        asked += 1
+    return asked
