@@ -83,6 +83,15 @@ class Acquirer(Protocol):
     # What a tester may type on the checkout's own 3-D Secure page (the OTP that approves):
     # shown beside it in staging. Empty: no hint (a real acquirer's OTP is the issuer's).
     test_otp: str
+    # The payer VPAs a tester may type on the checkout's UPI form, shown beside it in staging.
+    # Empty: no hint (a real acquirer's payers are real).
+    upi_test_vpas: tuple[str, ...]
+    # Whether a payment made from the gateway's own upi://pay link (to UPI_PAYEE_VPA, quoting the
+    # payment's txn id: payments.services.upi.upi_link) reaches this acquirer matched to the
+    # payment, so the checkout may show that link as a QR and an app button. A processor that
+    # collects on its own VPAs per order (Cashfree) cannot see it: its checkout takes the payer's
+    # VPA instead (upi_collect).
+    gateway_upi_link_payable: bool
 
     def upi_vpa_check(self, vpa: str) -> str:
         """The payer VPA a UPI pay request is made from, given `vpa` as the customer typed it
@@ -182,6 +191,8 @@ class RealAcquirer:
     banks: dict[str, str] = {}
     wallets: dict[str, str] = {}
     test_otp = ""
+    upi_test_vpas: tuple[str, ...] = ()
+    gateway_upi_link_payable = False
     # Its final word on a UPI request it answered PENDING comes by its callback (a webhook),
     # which can be lost: the payments sweep asks its status query about such a request each
     # period until it is final (payments.services.upi.upi_cut_off_requests). The sandbox,
