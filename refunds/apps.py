@@ -18,7 +18,7 @@ class RefundsConfig(AppConfig):
         refund_totals_sql_provide(refund_totals_sql)
         # A processor's refund notice arrives at the acquirer's endpoint (payments); refunds
         # applies it.
-        from payments.acquirer.cashfree.inbound import refund_notice_apply_provide
+        from payments.notices.cashfree import refund_notice_apply_provide
         from refunds.notices import refund_notice_apply
 
         refund_notice_apply_provide(refund_notice_apply)

@@ -1,6 +1,6 @@
 """A processor's word about one of our refunds (its webhook), applied through the refund's own
 transitions (refunds.transitions), as refund_submit's answers are. The acquirer's inbound
-endpoint calls it through a hook (payments.acquirer.cashfree.inbound.refund_notice_apply_provide,
+endpoint calls it through a hook (payments.notices.cashfree.refund_notice_apply_provide,
 filled in by refunds/apps.py): payments may not import refunds."""
 from __future__ import annotations
 

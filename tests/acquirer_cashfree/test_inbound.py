@@ -240,7 +240,7 @@ def test_a_cancelled_refund_fails(shop, client, cashfree):
 
 def test_a_notice_whose_application_broke_is_answered_503_and_applied_on_the_next_delivery(
         shop, client, cashfree, monkeypatch):
-    from payments.acquirer.cashfree import inbound
+    from payments.notices import cashfree as inbound
 
     payment = paying(shop, client)
 
@@ -261,7 +261,7 @@ def test_a_notice_whose_application_broke_is_answered_503_and_applied_on_the_nex
 
 def test_a_delivery_arriving_while_the_first_is_applied_does_not_apply_it_twice(shop, client, cashfree,
                                                                                 monkeypatch):
-    from payments.acquirer.cashfree import inbound
+    from payments.notices import cashfree as inbound
 
     payment = paying(shop, client)
     monkeypatch.setattr(inbound, "_apply", lambda notice, payload: None)  # the first, still applying

@@ -23,8 +23,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from gateway.core.errors import envelope
 
-from .inbound import ACQUIRER, NoticeNotApplied, notice_receive
-from .webhooks import WebhookMalformed, WebhookNotFresh, WebhookVerificationError
+from payments.acquirer.cashfree.webhooks import WebhookMalformed, WebhookNotFresh, WebhookVerificationError
+from payments.notices.cashfree import ACQUIRER, NoticeNotApplied, notice_receive
 
 logger = logging.getLogger("payments.acquirer.cashfree")
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from payments.acquirer.cashfree import views
+from payments.notices import views
 
 urlpatterns = [
     path("acquirer/cashfree/webhooks", views.cashfree_webhook, name="cashfree-webhooks"),

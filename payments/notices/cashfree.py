@@ -54,16 +54,15 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from payments.acquirer.base import CALL_TIME_LIMIT, AcquirerAnswer, Outcome
+from payments.acquirer.cashfree.acquirer import cashfree_refund_id
+from payments.acquirer.cashfree.client import PRODUCTION_BASE_URL, SANDBOX_BASE_URL, CashfreeClient
+from payments.acquirer.cashfree.errors import CashfreeError
+from payments.acquirer.cashfree.money import rupees_to_paise
+from payments.acquirer.cashfree.webhooks import TIMESTAMP_HEADER, verify_webhook
 from payments.models import AcquirerNotice, Payment
 from payments.services.cutoff import STEP_BY_MODE
 from payments.services.hosted import step_answer_apply
 from payments.state import InvalidTransition
-
-from .acquirer import cashfree_refund_id
-from .client import PRODUCTION_BASE_URL, SANDBOX_BASE_URL, CashfreeClient
-from .errors import CashfreeError
-from .money import rupees_to_paise
-from .webhooks import TIMESTAMP_HEADER, verify_webhook
 
 logger = logging.getLogger("payments.acquirer.cashfree")
 
