@@ -255,6 +255,7 @@ class SandboxAcquirer:
     banks = BANKS
     wallets = WALLETS
     test_otp = TEST_OTP
+    requires_customer_phone = False  # it invents nothing and needs nothing of the customer
     # Where transfers are paid: the sandbox's collection account, the account number ending in
     # the payment's transfer reference (a virtual account per payment, so funds are matched
     # without the customer's help).
