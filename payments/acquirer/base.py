@@ -87,6 +87,15 @@ class Acquirer(Protocol):
     # create order requires one). The hosted checkout asks the customer for it when the
     # session came without a usable one (payments.services.hosted.customer_phone_needed).
     requires_customer_phone: bool
+    # The payer VPAs a tester may type on the checkout's UPI form, shown beside it in staging.
+    # Empty: no hint (a real acquirer's payers are real).
+    upi_test_vpas: tuple[str, ...]
+    # Whether a payment made from the gateway's own upi://pay link (to UPI_PAYEE_VPA, quoting the
+    # payment's txn id: payments.services.upi.upi_link) reaches this acquirer matched to the
+    # payment, so the checkout may show that link as a QR and an app button. A processor that
+    # collects on its own VPAs per order (Cashfree) cannot see it: its checkout takes the payer's
+    # VPA instead (upi_collect).
+    gateway_upi_link_payable: bool
 
     def upi_vpa_check(self, vpa: str) -> str:
         """The payer VPA a UPI pay request is made from, given `vpa` as the customer typed it
@@ -187,6 +196,8 @@ class RealAcquirer:
     wallets: dict[str, str] = {}
     test_otp = ""
     requires_customer_phone = False
+    upi_test_vpas: tuple[str, ...] = ()
+    gateway_upi_link_payable = False
     # Its final word on a UPI request it answered PENDING comes by its callback (a webhook),
     # which can be lost: the payments sweep asks its status query about such a request each
     # period until it is final (payments.services.upi.upi_cut_off_requests). The sandbox,

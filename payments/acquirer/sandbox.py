@@ -256,6 +256,8 @@ class SandboxAcquirer:
     wallets = WALLETS
     test_otp = TEST_OTP
     requires_customer_phone = False  # it invents nothing and needs nothing of the customer
+    upi_test_vpas = UPI_TEST_VPAS
+    gateway_upi_link_payable = True  # its payer's bank pays the gateway's own link (payments/sandbox_upi)
     # Where transfers are paid: the sandbox's collection account, the account number ending in
     # the payment's transfer reference (a virtual account per payment, so funds are matched
     # without the customer's help).

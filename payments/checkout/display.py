@@ -20,7 +20,6 @@ from gateway.platform.models import Merchant, MerchantBrand
 from gateway.platform.methods import methods_for_amount
 from gateway.core.money import rupees_str
 from payments.acquirer import get_acquirer
-from payments.acquirer.sandbox import UPI_TEST_VPAS
 from payments.models import Payment, PaymentEvent
 from payments.services.hosted.customer import customer_phone_needed
 from tokens.selectors import token_for_checkout
@@ -181,16 +180,16 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
     pid = payment.payment_id
     failed = attempt_failed(payment)
     open_method = open_method or (failed or {}).get("method", "")
-    upi_link = upi_link_of(payment)
-    offered = offered_methods(payment)
     acquirer = get_acquirer()
+    upi_link = upi_link_of(payment) if acquirer.gateway_upi_link_payable else ""
+    offered = offered_methods(payment)
     hints = {M.WALLET: ", ".join(acquirer.wallets.values())}
     methods = [{"code": code.value, "label": label, "hint": hints.get(code, hint), "open": code.value == open_method,
                 "marks": marks_of(code.value)}
                for code, label, hint in METHODS if code.value in offered]
     context = page_context(
         payment, methods=methods, errors=errors or {}, open_method=open_method,
-        upi_link=upi_link, upi_qr=qr_data_uri(upi_link),
+        upi_link=upi_link, upi_qr=qr_data_uri(upi_link) if upi_link else None,
         banks=sorted(acquirer.banks.items(), key=lambda item: item[1]),
         wallets=sorted(acquirer.wallets.items(), key=lambda item: item[1]),
         urls={name.replace("-", "_"): reverse(f"checkout:{name}", args=[pid])
@@ -198,7 +197,7 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
         # Tokenisation beta (staging only): the session's saved card, or the consent to save one.
         saved_card=token_for_checkout(payment_pk=payment.pk, merchant_id=payment.merchant_id),
         save_card_text=card_consent_text(payment.merchant.name),
-        test_vpas=UPI_TEST_VPAS,
+        test_vpas=acquirer.upi_test_vpas,
         rtgs_minimum=format_inr(20_000_000),
         card_marks=marks_of(M.CARD),
         attempt_failed=failed,

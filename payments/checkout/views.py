@@ -287,7 +287,8 @@ def status(request, payment_id: str):
     ) or hosted.acquirer_page_open(payment)
     if not waiting_here:
         return go_on(payment)
-    upi_link = upi_link_of(payment) if payment.status == S.PENDING and M.UPI in offered_methods(payment) else None
+    upi_link = (upi_link_of(payment) if payment.status == S.PENDING and M.UPI in offered_methods(payment)
+                and get_acquirer().gateway_upi_link_payable else None)
     return render(request, "checkout/status.html", page_context(
         payment, refresh_seconds=STATUS_REFRESH_SECONDS, upi_link=upi_link,
         upi_qr=qr_data_uri(upi_link) if upi_link else None,

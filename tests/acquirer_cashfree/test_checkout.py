@@ -216,3 +216,14 @@ def test_neft_without_an_account_from_cashfree_is_a_failed_attempt(on_cashfree, 
     payment = customer.payment
     payment.refresh_from_db()
     assert (payment.status, payment.failed_attempts) == (S.PENDING, 1)
+
+
+# -- UPI: Cashfree collects on its own VPAs, so the gateway's own link is not shown ---------------
+
+def test_with_cashfree_the_upi_method_takes_a_vpa_and_shows_no_qr_of_the_gateways_own_link(
+        on_cashfree, cashfree, customer, settings):
+    settings.GATEWAY_ENV = "staging"
+    methods = customer.get(page(customer.payment)).content.decode()
+    assert 'name="vpa"' in methods
+    assert "data-upi-qr" not in methods and "upi://pay" not in methods
+    assert "success@sandbox" not in methods  # no sandbox test VPAs beside a real acquirer's form
