@@ -83,6 +83,10 @@ class Acquirer(Protocol):
     # What a tester may type on the checkout's own 3-D Secure page (the OTP that approves):
     # shown beside it in staging. Empty: no hint (a real acquirer's OTP is the issuer's).
     test_otp: str
+    # Whether a payment needs the customer's mobile number before any method starts (Cashfree's
+    # create order requires one). The hosted checkout asks the customer for it when the
+    # session came without a usable one (payments.services.hosted.customer_phone_needed).
+    requires_customer_phone: bool
     # The payer VPAs a tester may type on the checkout's UPI form, shown beside it in staging.
     # Empty: no hint (a real acquirer's payers are real).
     upi_test_vpas: tuple[str, ...]
@@ -191,6 +195,7 @@ class RealAcquirer:
     banks: dict[str, str] = {}
     wallets: dict[str, str] = {}
     test_otp = ""
+    requires_customer_phone = False
     upi_test_vpas: tuple[str, ...] = ()
     gateway_upi_link_payable = False
     # Its final word on a UPI request it answered PENDING comes by its callback (a webhook),

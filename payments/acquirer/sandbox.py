@@ -255,6 +255,7 @@ class SandboxAcquirer:
     banks = BANKS
     wallets = WALLETS
     test_otp = TEST_OTP
+    requires_customer_phone = False  # it invents nothing and needs nothing of the customer
     upi_test_vpas = UPI_TEST_VPAS
     gateway_upi_link_payable = True  # its payer's bank pays the gateway's own link (payments/sandbox_upi)
     # Where transfers are paid: the sandbox's collection account, the account number ending in

@@ -21,6 +21,7 @@ from gateway.platform.methods import methods_for_amount
 from gateway.core.money import rupees_str
 from payments.acquirer import get_acquirer
 from payments.models import Payment, PaymentEvent
+from payments.services.hosted.customer import customer_phone_needed
 from tokens.selectors import token_for_checkout
 from tokens.services import card_consent_text
 
@@ -200,6 +201,8 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
         rtgs_minimum=format_inr(20_000_000),
         card_marks=marks_of(M.CARD),
         attempt_failed=failed,
+        # The acquirer requires the customer's mobile number and the session brought none.
+        ask_phone=customer_phone_needed(payment),
         values=values or {},
     )
     return render(request, "checkout/page.html", context, status=status)

@@ -12,7 +12,7 @@ from django.views.decorators.debug import sensitive_variables
 
 from payments.acquirer import get_acquirer
 from payments.cards import CardInput, detect_network, digits_only, luhn_valid, parse_expiry
-from payments.services.hosted import TRANSFER_MODES
+from payments.services.hosted import TRANSFER_MODES, customer_phone_needed, indian_mobile
 
 # parse_expiry's reasons, as the customer reads them.
 EXPIRY_ERRORS = {
@@ -22,6 +22,29 @@ EXPIRY_ERRORS = {
 }
 
 VPA = re.compile(r"[A-Za-z0-9.\-_]{2,256}@[A-Za-z][A-Za-z0-9.\-]{1,63}")
+
+
+class CustomerPhoneForm(forms.Form):
+    """The customer's mobile number, asked beside every method's own form when the acquirer
+    requires one and the payment has none (customer_phone_needed); otherwise it asks nothing
+    and is always valid, whatever was posted."""
+
+    customer_phone = forms.CharField(max_length=20, error_messages={
+        "required": _("Enter your 10-digit mobile number."),
+        "max_length": _("Enter a 10-digit Indian mobile number, like 98765 43210."),
+    })
+
+    def __init__(self, data, *, payment):
+        super().__init__(data)
+        self.needed = customer_phone_needed(payment)
+        if not self.needed:
+            del self.fields["customer_phone"]
+
+    def clean_customer_phone(self):
+        number = indian_mobile(self.cleaned_data["customer_phone"])
+        if not number:
+            raise forms.ValidationError(_("Enter a 10-digit Indian mobile number, like 98765 43210."))
+        return number
 
 
 class UpiForm(forms.Form):

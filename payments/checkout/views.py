@@ -78,6 +78,28 @@ def _checkout_step(*, show_errors: bool = False):
         step.error = plain(exc)
 
 
+def _with_phone(request, payment: Payment, form) -> tuple[dict | None, forms.CustomerPhoneForm]:
+    """The method's `form` checked together with the customer's mobile number (asked only when
+    the acquirer requires one the payment lacks, forms.CustomerPhoneForm): both forms' errors,
+    so the customer sees every one at once, or None when both are valid."""
+    phone = forms.CustomerPhoneForm(request.POST, payment=payment)
+    valid = form.is_valid() & phone.is_valid()  # not `and`: both are checked
+    return (None if valid else {**form.errors, **phone.errors}), phone
+
+
+def _typed_phone(request) -> dict:
+    """The number as typed, shown again beside its error (it is not card data)."""
+    return {"customer_phone": request.POST.get("customer_phone", "")[:20]}
+
+
+def _phone_keep(payment: Payment, phone: forms.CustomerPhoneForm) -> None:
+    """Before the method starts: the number the customer gave, kept on the payment (in a
+    _checkout_step: a payment moved on meanwhile raises InvalidTransition)."""
+    if phone.needed:
+        hosted.hosted_customer_phone_set(payment_id=payment.pk, phone=phone.cleaned_data["customer_phone"])
+        payment.refresh_from_db()
+
+
 # --- pages ----------------------------------------------------------------------------------
 
 set_language = checkout_page(require_POST(i18n_views.set_language))
@@ -102,12 +124,14 @@ def upi(request, payment_id: str):
     """UPI collect: the customer's UPI app is asked to approve; the waiting page follows."""
     payment = granted_payment(request, payment_id)
     form = forms.UpiForm(request.POST)
-    typed = {"vpa": request.POST.get("vpa", "")[:320]}  # shown again beside its error: not card data
-    if not form.is_valid():
-        return render_methods(request, payment, open_method=M.UPI, errors=form.errors, values=typed)
+    typed = {"vpa": request.POST.get("vpa", "")[:320], **_typed_phone(request)}  # not card data
+    errors, phone = _with_phone(request, payment, form)
+    if errors:
+        return render_methods(request, payment, open_method=M.UPI, errors=errors, values=typed)
     from payments.services.upi import upi_pay
 
     with _checkout_step(show_errors=True) as step:
+        _phone_keep(payment, phone)
         upi_pay(payment_id=payment.pk, payer_vpa=form.cleaned_data["vpa"])
     if step.error is not None:
         return render_methods(request, payment, open_method=M.UPI, errors={"vpa": [step.error]}, values=typed)
@@ -123,11 +147,13 @@ def card(request, payment_id: str):
     acquirer and nowhere else: on a validation error the page is shown again without them."""
     payment = granted_payment(request, payment_id)
     form = forms.CardForm(request.POST)
-    if not form.is_valid():
-        return render_methods(request, payment, open_method=M.CARD, errors=form.errors)
+    errors, phone = _with_phone(request, payment, form)
+    if errors:
+        return render_methods(request, payment, open_method=M.CARD, errors=errors, values=_typed_phone(request))
     # The consent checkbox exists in staging only; a forged one in production is ignored.
     save_card = form.cleaned_data["save_card"] and not settings.IS_PRODUCTION
     with _checkout_step():
+        _phone_keep(payment, phone)
         started = hosted.hosted_card_start(payment=payment, card=form.cleaned_data["card"], save_card=save_card)
         if started.link:  # 3-D Secure on the issuer's own page; back through acquirer_return
             return HttpResponseRedirect(started.link, status=303)
@@ -184,9 +210,11 @@ def card_otp(request, payment_id: str):
 def _bank_start(request, payment_id: str, mode: str, form_class, field: str):
     payment = granted_payment(request, payment_id)
     form = form_class(request.POST)
-    if not form.is_valid():
-        return render_methods(request, payment, open_method=mode, errors=form.errors)
+    errors, phone = _with_phone(request, payment, form)
+    if errors:
+        return render_methods(request, payment, open_method=mode, errors=errors, values=_typed_phone(request))
     with _checkout_step():
+        _phone_keep(payment, phone)
         started = hosted.hosted_bank_open(payment=payment, mode=mode, bank_code=form.cleaned_data[field])
         if started.link:  # the bank's or wallet's own page; back through acquirer_return
             return HttpResponseRedirect(started.link, status=303)
@@ -213,9 +241,14 @@ def transfer_start(request, payment_id: str):
     """NEFT, RTGS or cash challan: a reference is issued and the challan shown."""
     payment = granted_payment(request, payment_id)
     form = forms.TransferForm(request.POST)
-    if not form.is_valid():
-        return render_methods(request, payment, errors={"mode": [_("Choose NEFT, RTGS or cash challan.")]})
+    errors, phone = _with_phone(request, payment, form)
+    if errors:
+        if "mode" in errors:
+            return render_methods(request, payment, errors={"mode": [_("Choose NEFT, RTGS or cash challan.")]})
+        return render_methods(request, payment, open_method=form.cleaned_data["mode"], errors=errors,
+                              values=_typed_phone(request))
     with _checkout_step():
+        _phone_keep(payment, phone)
         hosted.hosted_transfer_start(payment=payment, mode=form.cleaned_data["mode"])
     return go_on(payment)
 

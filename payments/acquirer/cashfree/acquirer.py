@@ -153,6 +153,9 @@ class CashfreeAcquirer(RealAcquirer):
     methods = METHODS
     banks = BANKS
     wallets = WALLETS
+    # Cashfree's create order requires customer_details.customer_phone (10 digits): the
+    # checkout asks the customer when the session came without one (_phone refuses otherwise).
+    requires_customer_phone = True
 
     def __init__(self, client: CashfreeClient | None = None, *, return_url: str | None = None):
         """Without arguments (get_acquirer), the account and addresses of the settings."""

@@ -13,7 +13,7 @@ cards, net banking, wallets, bank transfers (NEFT, RTGS, cash challan) and the r
 The package, by what the customer is doing: `session` (opening it, its deadline, leaving the
 page), `steps` (the one claimed acquirer call of each money-moving step, and what its answer
 means), `pages` (the acquirer's own pages: sending the customer there, confirming the
-return), `cards`, and `banks` (net banking, wallets, bank transfers). Callers import from here.
+return), `customer` (the mobile number an acquirer requires, asked on the page), `cards`, and `banks` (net banking, wallets, bank transfers). Callers import from here.
 """
 from payments.services.hosted.banks import (
     BANK_MODES,
@@ -33,6 +33,12 @@ from payments.services.hosted.cards import (
     hosted_card_verify_otp,
     hosted_saved_card_pay,
 )
+from payments.services.hosted.customer import (
+    customer_phone_needed,
+    hosted_customer_phone_set,
+    indian_mobile,
+    mobile_digits,
+)
 from payments.services.hosted.pages import Started, acquirer_page_open, hosted_acquirer_return
 from payments.services.hosted.session import (
     HostedSession,
@@ -49,7 +55,8 @@ from payments.services.hosted.steps import acquirer_call_release, step_answer_ap
 
 __all__ = [
     "BANK_MODES", "TRANSFER_MODES", "TRANSFER_VALIDITY", "HostedSession", "Started",
-    "acquirer_call_release", "acquirer_page_open", "checkout_url", "client_secret_hash", "hosted_acquirer_return",
+    "acquirer_call_release", "acquirer_page_open", "checkout_url", "client_secret_hash", "customer_phone_needed",
+    "hosted_acquirer_return", "hosted_customer_phone_set", "indian_mobile", "mobile_digits",
     "hosted_bank_complete", "hosted_bank_open", "hosted_bank_start",
     "hosted_cancel", "hosted_card_pay", "hosted_card_start", "hosted_card_verify_otp", "hosted_expire_if_due",
     "hosted_payment_create",
