@@ -1,6 +1,7 @@
 """The normalised forms payments are looked up by, shared by the indexes (payments.models) and
 the console's search (gateway.console.search), so that a lookup is always an index lookup; and
-the hash a hosted payment keeps of its clientSecret, which the checkout looks it up by.
+the hash a hosted payment keeps of its clientSecret, which the checkout looks it up by; and the
+ten digits of a customer's mobile number, as the checkout keeps it and an acquirer takes it.
 
 - Email: lower-cased. Customers type their address in any case; the mailbox is the same.
 - Phone: the last 10 digits of what was stored, with the punctuation the APIs allow (spaces,
@@ -13,6 +14,7 @@ on SQLite (the quick start's database).
 from __future__ import annotations
 
 import hashlib
+import re
 
 from django.db.models import F, Value
 from django.db.models.functions import Lower, Replace, Right
@@ -47,3 +49,21 @@ def client_secret_hash(client_secret: str) -> str:
     """What a hosted payment stores of its clientSecret, and looks it up by (the secret itself
     is shown once, in the creation response)."""
     return hashlib.sha256(client_secret.encode()).hexdigest()
+
+
+# What a customer may type around a mobile number: spaces, hyphens, brackets, dots.
+_PHONE_SEPARATORS = re.compile(r"[\s\-().]")
+
+
+def mobile_digits(raw: str) -> str:
+    """`raw` as the ten digits of a mobile number, the form an acquirer takes (Cashfree's
+    customer_phone) and the checkout keeps: separators, a +91 / 91 prefix and a leading 0 taken
+    off. Empty when what is left is not ten ASCII digits."""
+    digits = _PHONE_SEPARATORS.sub("", raw or "")
+    if digits.startswith("+91"):
+        digits = digits[3:]
+    elif len(digits) == 12 and digits.startswith("91"):
+        digits = digits[2:]
+    elif len(digits) == 11 and digits.startswith("0"):
+        digits = digits[1:]
+    return digits if len(digits) == 10 and digits.isascii() and digits.isdigit() else ""

@@ -45,6 +45,7 @@ from payments.acquirer.base import (
     TransferAccount,
 )
 from payments.cards import CardInput
+from payments.lookups import mobile_digits
 from payments.models import Payment
 
 from . import client as cf
@@ -114,12 +115,8 @@ def _mapped(call: Callable[[], T], what: str) -> T:
 
 def _phone(payment: Payment) -> str:
     """The customer's 10-digit mobile number, as Cashfree's customer_phone wants it."""
-    digits = "".join(ch for ch in payment.customer_phone if ch.isascii() and ch.isdigit())
-    if len(digits) == 12 and digits.startswith("91"):
-        digits = digits[2:]
-    elif len(digits) == 11 and digits.startswith("0"):
-        digits = digits[1:]
-    if len(digits) != 10:
+    digits = mobile_digits(payment.customer_phone)
+    if not digits:
         raise AcquirerRefused("Cashfree needs the customer's 10-digit mobile number")
     return digits
 

@@ -10,6 +10,7 @@ from django.db import transaction
 from gateway.core.errors import ValidationError
 from payments.acquirer import get_acquirer
 from payments.locks import lock_payment
+from payments.lookups import mobile_digits
 from payments.models import Payment, PaymentEvent
 from payments.services.transitions import payment_note
 from payments.state import InvalidTransition
@@ -18,22 +19,6 @@ S = Payment.Status
 
 # An Indian mobile number: ten digits, the first 6 to 9.
 _INDIAN_MOBILE = re.compile(r"[6-9][0-9]{9}")
-# What a customer may type around the number: spaces, hyphens, brackets, dots.
-_SEPARATORS = re.compile(r"[\s\-().]")
-
-
-def mobile_digits(raw: str) -> str:
-    """`raw` as the ten digits an acquirer takes: separators, a +91 / 91 prefix and a leading 0
-    taken off. Empty when what is left is not ten ASCII digits (the same reading as the
-    Cashfree adapter's, so a number kept here is one it sends)."""
-    digits = _SEPARATORS.sub("", raw or "")
-    if digits.startswith("+91"):
-        digits = digits[3:]
-    elif len(digits) == 12 and digits.startswith("91"):
-        digits = digits[2:]
-    elif len(digits) == 11 and digits.startswith("0"):
-        digits = digits[1:]
-    return digits if len(digits) == 10 and digits.isascii() and digits.isdigit() else ""
 
 
 def indian_mobile(raw: str) -> str:
