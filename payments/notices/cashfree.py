@@ -54,8 +54,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from payments.acquirer.base import CALL_TIME_LIMIT, AcquirerAnswer, Outcome
-from payments.acquirer.cashfree.acquirer import cashfree_refund_id
-from payments.acquirer.cashfree.client import PRODUCTION_BASE_URL, SANDBOX_BASE_URL, CashfreeClient
+from payments.acquirer.cashfree.acquirer import cashfree_refund_id, client_from_settings
 from payments.acquirer.cashfree.errors import CashfreeError
 from payments.acquirer.cashfree.money import rupees_to_paise
 from payments.acquirer.cashfree.webhooks import TIMESTAMP_HEADER, verify_webhook
@@ -93,14 +92,6 @@ def webhook_secret() -> str:
     """The key Cashfree signs webhooks with: CASHFREE_WEBHOOK_SECRET where the account has one,
     else the PG client secret (Cashfree's docs)."""
     return getattr(settings, "CASHFREE_WEBHOOK_SECRET", "") or getattr(settings, "CASHFREE_CLIENT_SECRET", "")
-
-
-def _status_client() -> CashfreeClient:
-    base_url = getattr(settings, "CASHFREE_BASE_URL", "") or (
-        PRODUCTION_BASE_URL if getattr(settings, "IS_PRODUCTION", False) else SANDBOX_BASE_URL)
-    return CashfreeClient(base_url=base_url, client_id=getattr(settings, "CASHFREE_CLIENT_ID", ""),
-                          client_secret=getattr(settings, "CASHFREE_CLIENT_SECRET", ""),
-                          timeout=CONFIRM_TIMEOUT_SECONDS)
 
 
 def payment_for_order(order_id: str) -> Payment | None:
@@ -219,7 +210,7 @@ def _confirmed_answer(order_id: str, item: Mapping) -> AcquirerAnswer | None:
     """A failure notice, checked against Cashfree's status query of the order (the module's
     docstring): the answer to apply, or None to leave the payment as it is."""
     try:
-        payments = _status_client().get_payments(order_id)
+        payments = client_from_settings(timeout=CONFIRM_TIMEOUT_SECONDS).get_payments(order_id)
     except (CashfreeError, ValueError) as exc:
         raise NoticeNotApplied(f"Cashfree's status query of order {order_id} failed: {type(exc).__name__}") from exc
     succeeded = [p for p in payments if p.status == "SUCCESS"]

@@ -113,6 +113,13 @@ def _mapped(call: Callable[[], T], what: str) -> T:
         raise AcquirerRefused(f"Cashfree {what}: {exc}") from None
 
 
+def client_from_settings(*, timeout: float) -> CashfreeClient:
+    """A client of the account and address the settings name (CASHFREE_*; the address defaults
+    by GATEWAY_ENV in gateway.settings), its calls bounded by `timeout` seconds."""
+    return CashfreeClient(base_url=settings.CASHFREE_BASE_URL, client_id=settings.CASHFREE_CLIENT_ID,
+                          client_secret=settings.CASHFREE_CLIENT_SECRET, timeout=timeout)
+
+
 def _phone(payment: Payment) -> str:
     """The customer's 10-digit mobile number, as Cashfree's customer_phone wants it."""
     digits = mobile_digits(payment.customer_phone)
@@ -156,9 +163,7 @@ class CashfreeAcquirer(RealAcquirer):
 
     def __init__(self, client: CashfreeClient | None = None, *, return_url: str | None = None):
         """Without arguments (get_acquirer), the account and addresses of the settings."""
-        self.client = client or CashfreeClient(
-            base_url=settings.CASHFREE_BASE_URL, client_id=settings.CASHFREE_CLIENT_ID,
-            client_secret=settings.CASHFREE_CLIENT_SECRET, timeout=settings.CASHFREE_TIMEOUT_SECONDS)
+        self.client = client or client_from_settings(timeout=settings.CASHFREE_TIMEOUT_SECONDS)
         # Where Cashfree sends the customer back after its pages (the checkout's return view,
         # which asks the status query): `{payment_id}` is filled in.
         self.return_url = (settings.GATEWAY_PUBLIC_URL + "/checkout/{payment_id}/back"
