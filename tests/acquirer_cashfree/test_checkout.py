@@ -227,3 +227,19 @@ def test_with_cashfree_the_upi_method_takes_a_vpa_and_shows_no_qr_of_the_gateway
     assert 'name="vpa"' in methods
     assert "data-upi-qr" not in methods and "upi://pay" not in methods
     assert "success@sandbox" not in methods  # no sandbox test VPAs beside a real acquirer's form
+
+
+def test_an_earlier_attempts_old_trip_to_cashfree_does_not_cut_the_current_ones_patience(
+        on_cashfree, cashfree, customer):
+    payment = customer.payment
+    card_to_issuer(customer)  # the current attempt: sent to the issuer's page just now
+    sent_now = PaymentEvent.objects.filter(payment=payment, detail__acquirer_page=True).get()
+    earlier = PaymentEvent.objects.create(payment=payment, kind=sent_now.kind,
+                                          detail={**sent_now.detail, "attempt": payment.attempt - 1})
+    PaymentEvent.objects.filter(pk=earlier.pk).update(
+        created_at=timezone.now() - ACQUIRER_PAGE_PATIENCE - timedelta(minutes=1))
+    cashfree_says(cashfree, payment, (CHALLENGE, "SUCCESS", "credit_card", "BANKREF4"))
+    payments_expire_sweep()
+    assert not sent(cashfree, "GET", f"/orders/{payment.sabpaisa_txn_id}/payments")
+    payment.refresh_from_db()
+    assert payment.status == S.PROCESSING

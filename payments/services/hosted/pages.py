@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from payments.acquirer import get_acquirer
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from gateway.core.errors import ValidationError
@@ -103,18 +104,23 @@ def hosted_acquirer_return(*, payment: Payment) -> Payment:
 def acquirer_pages_reconcile(*, now=None, limit: int = 200) -> int:
     """The payments sweep's question for customers who went to the acquirer's page and never
     came back (a closed tab, a lost connection) while the acquirer's webhook was lost too: for
-    every payment still on the acquirer's page ACQUIRER_PAGE_PATIENCE after it was sent there,
-    the same status query as the return view (hosted_acquirer_return). Money that moved at the
-    acquirer is then recorded before the session's expiry, instead of being found only by a
-    late webhook. Returns how many payments were asked about."""
+    every payment whose current attempt was sent to the acquirer's page at least
+    ACQUIRER_PAGE_PATIENCE ago and is still there, the same status query as the return view
+    (hosted_acquirer_return). Money that moved at the acquirer is then recorded before the
+    session's expiry, instead of being found only by a late webhook. Returns how many payments
+    were asked about."""
     since = (now or timezone.now()) - ACQUIRER_PAGE_PATIENCE
-    waiting = (Payment.objects
-               .filter(status=S.PROCESSING, payment_mode__in=list(RETURN_STEPS), acquirer_call_started_at=None,
-                       events__kind=PaymentEvent.Kind.ACQUIRER, events__detail__step__in=START_STEPS,
-                       events__created_at__lte=since, **{f"events__detail__{ON_ACQUIRER_PAGE}": True})
-               .distinct().order_by("pk")[:limit])
+    marker = {"kind": PaymentEvent.Kind.ACQUIRER, "detail__step__in": START_STEPS, "created_at__lte": since,
+              f"detail__{ON_ACQUIRER_PAGE}": True}
+    # Narrowed in SQL by the marker; an earlier attempt's marker is told apart below.
+    candidates = (Payment.objects
+                  .filter(Exists(PaymentEvent.objects.filter(payment=OuterRef("pk"), **marker)),
+                          status=S.PROCESSING, payment_mode__in=list(RETURN_STEPS), acquirer_call_started_at=None)
+                  .order_by("pk")[:limit])
     asked = 0
-    for payment in waiting:
+    for payment in candidates:
+        if not payment.events.filter(detail__attempt=payment.attempt, **marker).exists():
+            continue  # the current attempt was sent away less than the patience ago
         try:
             hosted_acquirer_return(payment=payment)
         except (InvalidTransition, ValidationError):
