@@ -17,8 +17,8 @@ def refund_notice_apply(*, payment: Payment, matches: Callable[[str], bool], suc
     """Finalise the refund of `payment` whose refundId `matches` the notice: SUCCESS with the
     bank's `reference` when `succeeded`, else FAILED with `reason`. A notice whose `amount`
     (paise) differs from the refund's changes nothing. A refund already final stays as it is
-    (the transitions table refuses; applying a notice twice changes nothing). Returns whether
-    it was applied, and what happened, for the notice's record."""
+    (the transitions table refuses): the same word twice counts as applied, the opposite word
+    as not. Returns whether it was applied, and what happened, for the notice's record."""
     # A payment has a handful of refunds at most.
     refund = next((refund for refund in Refund.objects.filter(payment=payment) if matches(refund.refund_id)), None)
     if refund is None:
@@ -32,5 +32,10 @@ def refund_notice_apply(*, payment: Payment, matches: Callable[[str], bool], suc
         else:
             refund = refund_mark_failed(refund_pk=refund.pk, reason=reason, detail=detail)
     except InvalidRefundTransition:
+        # Final already: the same word again changes nothing; the opposite word is not applied
+        # over it, and is kept as not applied so that someone looks.
         refund.refresh_from_db(fields=["status"])
+        wanted = Refund.Status.SUCCESS if succeeded else Refund.Status.FAILED
+        if refund.status != wanted:
+            return False, f"refund {refund.refund_id} is {refund.status}: a {wanted} notice not applied"
     return True, f"refund {refund.refund_id}: {before} -> {refund.status}"

@@ -284,3 +284,19 @@ def test_a_refund_known_to_cashfree_by_a_derived_id_is_found(shop, client, cashf
     cashfree.settle_refund(refund.payment.sabpaisa_txn_id, cashfree_refund_id(long_id), "SUCCESS")
     assert cashfree.deliveries[-1].answer["status"] == "APPLIED"
     assert Refund.objects.get(pk=refund.pk).status == Refund.Status.SUCCESS
+
+
+def test_a_refund_notice_contradicting_a_final_refund_is_kept_as_not_applied(shop, client, cashfree):
+    from refunds.notices import refund_notice_apply
+
+    refund = refunding(shop, client, cashfree)
+    cashfree.settle_refund(refund.payment.sabpaisa_txn_id, refund.refund_id, "SUCCESS")
+    refund.refresh_from_db()
+    assert refund.status == Refund.Status.SUCCESS
+    same = dict(payment=refund.payment, matches=lambda refund_id: refund_id == refund.refund_id,
+                amount=refund.amount, reference="ARN1", reason="cancelled", detail={})
+    assert refund_notice_apply(succeeded=True, **same)[0] is True  # the same word again: nothing to do
+    applied, result = refund_notice_apply(succeeded=False, **same)
+    assert not applied and "SUCCESS" in result
+    refund.refresh_from_db()
+    assert refund.status == Refund.Status.SUCCESS
