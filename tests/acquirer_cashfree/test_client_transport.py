@@ -189,3 +189,24 @@ def test_card_number_cvv_and_secret_never_reach_a_log_or_an_error(cashfree, doub
         assert secret not in written
     # The CVV's three digits could turn up inside a duration or a request id: look for it alone.
     assert not re.search(rf"(?<![\w.-]){CVV}(?![\w.-]| ms)", written)
+
+
+def test_a_crash_mid_call_shows_no_card_number_cvv_or_secret_on_the_error_report(monkeypatch):
+    from django.views.debug import ExceptionReporter
+
+    client = client_for("https://sandbox.cashfree.com/pg")
+
+    def crash(*args, **kwargs):
+        raise TypeError("a bug below the card payment")
+
+    monkeypatch.setattr(client, "_exchange", crash)
+    try:
+        client.pay_card(payment_session_id="s", card=CARD, idempotency_key=str(uuid.uuid4()))
+    except TypeError as exc:
+        frames = ExceptionReporter(None, type(exc), exc, exc.__traceback__).get_traceback_frames()
+    # What the debug page lists of the client's own frames (the stand-in for _exchange is ours).
+    shown = {frame["function"]: dict(frame["vars"]) for frame in frames
+             if frame["function"] in ("pay_card", "_pay", "_call")}
+    assert set(shown) == {"pay_card", "_pay", "_call"}  # the frames are there, their secrets are not
+    report = repr(shown)
+    assert CARD.number not in report and CARD.cvv not in report and SECRET not in report

@@ -45,6 +45,8 @@ from decimal import Decimal
 from typing import Any, Callable
 from urllib.parse import quote, urlsplit
 
+from django.views.decorators.debug import sensitive_variables
+
 from payments.cards import CardInput
 
 from .errors import (
@@ -259,6 +261,7 @@ class CashfreeClient:
     def pay_upi_qr(self, *, payment_session_id: str, idempotency_key: str) -> PayAnswer:
         return self._pay(payment_session_id, {"upi": {"channel": "qrcode"}}, idempotency_key)
 
+    @sensitive_variables("card", "details")
     def pay_card(self, *, payment_session_id: str, card: CardInput, idempotency_key: str,
                  holder_name: str = "") -> PayAnswer:
         """A card payment whose 3-D Secure page the customer is sent to (`action` "link",
@@ -316,6 +319,7 @@ class CashfreeClient:
 
     # -- reading answers ----------------------------------------------------------------------
 
+    @sensitive_variables("method", "body")
     def _pay(self, payment_session_id: str, method: dict, idempotency_key: str) -> PayAnswer:
         body = {"payment_session_id": payment_session_id, "payment_method": method}
         return self._call("POST", "/orders/sessions", body=body, idempotency_key=idempotency_key,
@@ -402,6 +406,7 @@ class CashfreeClient:
             headers["x-idempotency-key"] = idempotency_key
         return headers
 
+    @sensitive_variables("body", "payload", "headers")
     def _call(self, method: str, path: str, *, body: dict | None = None,
               idempotency_key: str | None = None, authenticated: bool = True,
               money_call: bool = False, read: Callable[[Any], Any] | None = None) -> Any:
@@ -466,6 +471,7 @@ class CashfreeClient:
             return CashfreeUnavailable(message, **args)
         return CashfreeBadRequest(message, **args)
 
+    @sensitive_variables("headers", "payload")
     def _exchange(self, method: str, path: str, headers: dict[str, str],
                   payload: bytes | None) -> tuple[int, dict[str, str], bytes]:
         """One request on a fresh connection, bounded end to end by self.timeout."""
