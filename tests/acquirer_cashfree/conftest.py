@@ -22,13 +22,11 @@ from pathlib import Path
 import pytest
 
 from payments.acquirer.cashfree.client import CashfreeClient
+from tests.acquirer_cashfree.double import description_path
 
 ROOT = Path(__file__).resolve().parents[2]
-# CI lays the shared folder out next to the repository (a git worktree: next to its folder of
-# worktrees); the description stays unmodified there.
-DESCRIPTION = next((folder / "shared" / "vendor" / "cashfree-pg" / "openapi.yaml" for folder in ROOT.parents[:2]
-                    if (folder / "shared" / "vendor" / "cashfree-pg" / "openapi.yaml").is_file()),
-                   ROOT.parent / "shared" / "vendor" / "cashfree-pg" / "openapi.yaml")
+
+DESCRIPTION = description_path()
 PRISM = ROOT / ".prism" / "node_modules" / ".bin" / "prism"
 
 # (location with list indexes dropped, code): violations Prism reports in Cashfree's own

@@ -52,13 +52,8 @@ _IST = timezone(timedelta(hours=5, minutes=30))
 
 
 def description_path() -> Path:
-    """The vendored description: ../shared/ next to the repository, or next to the folder of
-    worktrees that holds it."""
-    for base in (ROOT.parent, ROOT.parent.parent):
-        candidate = base / "shared" / "vendor" / "cashfree-pg" / "openapi.yaml"
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError("Cashfree's description (shared/vendor/cashfree-pg/openapi.yaml) is not there")
+    """Cashfree's description, vendored unmodified in vendor/cashfree-pg (see its PROVENANCE.md)."""
+    return ROOT / "vendor" / "cashfree-pg" / "openapi.yaml"
 
 
 def _jsonable(value: Any) -> Any:
