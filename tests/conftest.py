@@ -1,4 +1,7 @@
+import os
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from django.core.servers.basehttp import WSGIServer
@@ -32,6 +35,34 @@ def _flush_retrying_deadlocks(flush):
                 time.sleep(0.2)
 
     return teardown
+
+
+# Nothing in the project may read a file beside the repository (a lone clone has nothing there).
+# Every file this test process opens under the repository's parent folder must be inside the
+# repository; CI runs the suite from a copy with nothing beside it as well (.ci/run).
+_ROOT = Path(__file__).resolve().parents[1]
+_BESIDE = str(_ROOT.parent) + os.sep
+_INSIDE = str(_ROOT) + os.sep
+_outside_reads: list[str] = []
+
+
+def _watch_opens(event, args):
+    if event != "open" or not args or not isinstance(args[0], (str, bytes, os.PathLike)):
+        return
+    path = os.fsdecode(args[0])
+    if not os.path.isabs(path):
+        return
+    if path.startswith(_BESIDE) and not path.startswith(_INSIDE) and path + os.sep != _INSIDE:
+        _outside_reads.append(path)
+
+
+sys.addaudithook(_watch_opens)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _outside_reads:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        print(f"\nFiles beside the repository were opened (a lone clone has none): {sorted(set(_outside_reads))[:10]}")
 
 
 def pytest_configure(config):
