@@ -302,6 +302,15 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 REQUEST_CLOCK_SKEW_SECONDS = env.int("REQUEST_CLOCK_SKEW_SECONDS", default=30)
 REQUEST_MAX_AGE_SECONDS = 300
 
+# gunicorn's worker timeout (gunicorn.conf.py takes it from here): a web worker silent this long
+# is killed with the request it was answering. The longest request is an X-Idempotency-Key
+# waiter: IDEMPOTENCY_WAIT_SECONDS for the first request's answer, then, should that request
+# have died, taking the key over and calling the acquirer (up to CALL_TIME_LIMIT, 60 s).
+# Start-up refuses a wait that leaves less than that (payments.E001,
+# payments.services.idempotency.check_wait_below_worker_timeout).
+WEB_WORKER_TIMEOUT_SECONDS = env.int("WEB_WORKER_TIMEOUT_SECONDS", default=120)
+IDEMPOTENCY_WAIT_SECONDS = env.float("IDEMPOTENCY_WAIT_SECONDS", default=30)
+
 # How long a web process reuses an API key and its merchant it read from the database
 # (gateway.platform.auth): a key revoked or a merchant deactivated in another process is refused within
 # this many seconds. 0 reads them on every request.
