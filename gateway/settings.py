@@ -347,6 +347,11 @@ WEBHOOK_RETRY_SCHEDULE = env.list(
 WEBHOOK_TIMEOUT_SECONDS = 10
 # Development and tests may deliver to loopback and private addresses; production may not.
 WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", default=not IS_PRODUCTION)
+# That covers addresses staff set (the merchant's, the webhook inbox's). An address that arrives
+# in an API request (S2S webhookUrl) is held to public addresses everywhere; tests whose
+# receivers listen on loopback turn this on (settings only, no variable; refused and ignored in
+# production: gateway.E011, gateway.core.urlcheck.private_allowed).
+WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE = False
 
 # The acquirer used for payments (payments.acquirer.get_acquirer): the sandbox simulator, the
 # staging default, moves no money and is refused in production; Cashfree carries real payments
