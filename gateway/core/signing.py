@@ -37,11 +37,24 @@ def compute_checksum(secret_key: str, *parts) -> str:
 
 def verify_checksum(secret_key: str, given, *parts) -> None:
     """Raise InvalidSignature unless `given` is the checksum of `parts` (constant time)."""
+    verify_checksum_of_any(secret_key, given, parts)
+
+
+def verify_checksum_of_any(secret_key: str, given, *bases: tuple) -> int:
+    """The index of the first base string (a tuple of parts) whose checksum `given` is;
+    InvalidSignature when it is none of them. Each is compared in constant time, and all are
+    computed, so the time taken says nothing about which one came close.
+
+    Where a request may be signed two ways, the first is the full base string (every field
+    that moves money or names where data goes, docs/security.md#signed-requests) and the
+    second the one the interface or an SDK fixed, which leaves some out: the caller then
+    records the checksum's use (gateway.core.replay), whichever matched."""
     if not isinstance(given, str):
         raise InvalidSignature()
-    expected = compute_checksum(secret_key, *parts)
-    if not hmac.compare_digest(expected.encode(), given.encode()):
+    matched = [hmac.compare_digest(compute_checksum(secret_key, *parts).encode(), given.encode()) for parts in bases]
+    if True not in matched:
         raise InvalidSignature()
+    return matched.index(True)
 
 
 _DECIMAL = re.compile(r"-?[0-9]{1,18}")
@@ -100,15 +113,19 @@ def return_signature(secret_key: str, params: dict) -> str:
     return hmac_hex(secret_key, base)
 
 
-def verify_signed_if_sent_or_required(merchant, *, checksum, timestamp, fields) -> None:
+def verify_signed_if_sent_or_required(merchant, *, checksum, timestamp, fields, full_fields=None) -> int | None:
     """Refunds, refund status and enquiry: `checksum` and `timestamp` are optional (the
     interface's requests have neither; the official SDK sends both), and verified as
     verify_signed_request does when either is sent, or always when the merchant has chosen
     "signed requests required" (then a missing timestamp is INVALID_TIMESTAMP and a missing
-    checksum INVALID_SIGNATURE, as on payment creation)."""
+    checksum INVALID_SIGNATURE, as on payment creation). With `full_fields`, a checksum over
+    them (then the timestamp) is accepted as well as one over `fields`. Returns the timestamp
+    when the request was signed, None when it was not."""
     if checksum is None and timestamp is None and not merchant.signed_requests_required:
-        return
+        return None
     value = verify_timestamp(timestamp)
     if checksum is None:
         raise InvalidSignature("checksum is required: this merchant requires signed requests.")
-    verify_checksum(merchant.secret_key, checksum, *fields, value)
+    bases = ((*full_fields, value),) if full_fields is not None else ()
+    verify_checksum_of_any(merchant.secret_key, checksum, *bases, (*fields, value))
+    return value
