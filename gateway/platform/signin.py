@@ -8,9 +8,11 @@ Well-kept libraries do the hard parts (docs/security.md says why each):
 The rules, in ConsoleAuthenticationForm and ConsoleAdminSite:
 - Staff with an authenticator must give its code at sign-in, in every environment; a wrong
   code is a failed sign-in (audited, and counted by axes like a wrong password).
-- In production, administrators, finance and superusers must have one: without it they cannot
-  sign in, and a session without a verified code does not open the console. In staging it is
-  optional, so the quick start and the tests sign in with a password alone.
+- In production, whoever holds any permission that moves money, reveals or rotates a secret,
+  changes a merchant or gives staff their permissions (roles.SECOND_FACTOR_PERMISSIONS) must have
+  one, however they hold it (superuser, a role group, another group, or given directly): without
+  it they cannot sign in, and a session without a verified code does not open the console. In
+  staging it is optional, so the quick start and the tests sign in with a password alone.
 - Every sign-in, failure and lock-out is an AuditRecord (action console.sign_in,
   console.sign_in_failed, console.locked_out), with the client address; never a password or code.
 """
@@ -27,20 +29,21 @@ from django_otp import devices_for_user
 from django_otp.forms import OTPAuthenticationFormMixin
 
 from gateway.core.clientip import client_ip
-from gateway.platform.roles import ADMINISTRATORS, FINANCE
+from gateway.platform.roles import SECOND_FACTOR_PERMISSIONS
 
-# Roles that must use a second factor in production: the keys and the money.
-TOTP_ROLES = (ADMINISTRATORS, FINANCE)
-ENROL_HINT = ("An authenticator app is required for your role in production. Ask an operator to "
-              "enrol one: manage.py console_totp_enrol <username>.")
+ENROL_HINT = ("An authenticator app is required in production for staff who can move money, rotate "
+              "keys or change merchants. Ask an operator to enrol one: manage.py console_totp_enrol <username>.")
 
 
 def totp_required(user) -> bool:
-    """Whether `user` must sign in with a TOTP code: in production, superusers, administrators
-    and finance."""
+    """Whether `user` must sign in with a TOTP code: in production, anyone holding one of
+    roles.SECOND_FACTOR_PERMISSIONS, asked through Django's permission check (so a permission given
+    directly, through any group, or by being a superuser counts; a group's name never does)."""
     if not settings.IS_PRODUCTION or not getattr(user, "is_authenticated", False):
         return False
-    return user.is_superuser or user.groups.filter(name__in=TOTP_ROLES).exists()
+    if not user.is_active:
+        return False
+    return user.is_superuser or any(user.has_perm(permission) for permission in SECOND_FACTOR_PERMISSIONS)
 
 
 class ConsoleAuthenticationForm(OTPAuthenticationFormMixin, AdminAuthenticationForm):
@@ -50,7 +53,8 @@ class ConsoleAuthenticationForm(OTPAuthenticationFormMixin, AdminAuthenticationF
     otp_device = forms.CharField(required=False, widget=forms.HiddenInput)
     otp_token = forms.CharField(
         label="Authenticator code", required=False,
-        help_text="From your authenticator app, if you have one; required for administrators and finance in production.",
+        help_text="From your authenticator app, if you have one; required in production of staff who can "
+                  "move money, rotate keys or change merchants.",
         widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric"}))
     otp_challenge = forms.CharField(required=False, widget=forms.HiddenInput)
 

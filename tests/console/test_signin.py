@@ -147,3 +147,53 @@ def test_the_sign_in_page_asks_for_the_authenticator_code(client):
     html = client.get("/admin/login/").content.decode()
     assert 'name="otp_token"' in html and 'autocomplete="one-time-code"' in html
     assert "Authenticator code" in html
+
+
+def _permission(name: str):
+    from django.contrib.auth.models import Permission
+
+    app_label, codename = name.split(".")
+    return Permission.objects.get(content_type__app_label=app_label, codename=codename)
+
+
+@production
+@pytest.mark.parametrize("permission", ["gateway.change_merchant", "refunds.initiate_refund",
+                                        "payments.add_paymentlink", "auth.change_user"])
+@pytest.mark.parametrize("how", ["directly", "through_another_group"])
+def test_in_production_a_second_factor_is_required_by_permission_however_it_is_held(permission, how):
+    """Issue 29, finding 3: the rule asks the permission, not the group's name. Before, only the groups
+    named administrators and finance needed a code; the same permission given directly or through a
+    group of another name signed in with a password alone."""
+    from django.contrib.auth.models import Group
+
+    user = staff_in(None, username="keyholder", password=PASSWORD)
+    if how == "directly":
+        user.user_permissions.add(_permission(permission))
+    else:
+        group = Group.objects.create(name="night-shift")
+        group.permissions.add(_permission(permission))
+        user.groups.add(group)
+    client = Client()
+    response = sign_in(client, "keyholder")
+    assert response.status_code == 200 and b"console_totp_enrol" in response.content
+    assert not signed_in(client)
+    forced = Client()
+    forced.force_login(user)
+    assert forced.get("/admin/").status_code == 302
+    # With an authenticator's code the same account signs in.
+    call_command("console_totp_enrol", "keyholder", stdout=open("/dev/null", "w"))
+    device = TOTPDevice.objects.get(user__username="keyholder")
+    coded = Client()
+    assert sign_in(coded, "keyholder", code=code_of(device)).status_code == 302
+    assert signed_in(coded)
+
+
+@production
+def test_in_production_read_only_staff_of_a_custom_group_sign_in_with_a_password():
+    from django.contrib.auth.models import Group
+
+    user = staff_in(None, username="reader", password=PASSWORD)
+    group = Group.objects.create(name="readers")
+    group.permissions.add(_permission("payments.view_payment"), _permission("webhooks.change_webhookdelivery"))
+    user.groups.add(group)
+    assert signed_in_after(sign_in_client("reader"))
