@@ -297,6 +297,14 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # Requests larger than this are refused with VALIDATION_ERROR naming the body.
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=64 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+# The console's own limit (its pages, under /admin/): a merchant's logo may be 512 KB
+# (gateway/platform/brand.py's LOGO_MAX_BYTES) plus the rest of the form; a larger body gets the
+# console's HTML page saying so, not the API's JSON envelope.
+CONSOLE_MAX_BODY_BYTES = env.int("CONSOLE_MAX_BODY_BYTES", default=1024 * 1024)
+if CONSOLE_MAX_BODY_BYTES < 512 * 1024 + API_MAX_BODY_BYTES:
+    raise ImproperlyConfigured(
+        f"CONSOLE_MAX_BODY_BYTES={CONSOLE_MAX_BODY_BYTES} cannot carry the console's 512 KB logo upload "
+        f"with its form; give at least {512 * 1024 + API_MAX_BODY_BYTES}")
 
 # Request timestamps may run this far ahead of our clock before they count as "future".
 REQUEST_CLOCK_SKEW_SECONDS = env.int("REQUEST_CLOCK_SKEW_SECONDS", default=30)
