@@ -13,10 +13,17 @@ The rules, in ConsoleAuthenticationForm and ConsoleAdminSite:
   one, however they hold it (superuser, a role group, another group, or given directly): without
   it they cannot sign in, and a session without a verified code does not open the console. In
   staging it is optional, so the quick start and the tests sign in with a password alone.
+- Five failures for one account from one address lock that pair out (axes); nobody can lock
+  an account out from another address. An account guessed at from many addresses is slowed down
+  rather than locked: after five failures anywhere, an address that never signed in to it may
+  try once every CONSOLE_SIGNIN_SLOWDOWN_SECONDS, while its owner's usual addresses are never
+  slowed. A signed-in administrator releases a lock (gateway/console/admin.py).
 - Every sign-in, failure and lock-out is an AuditRecord (action console.sign_in,
   console.sign_in_failed, console.locked_out), with the client address; never a password or code.
 """
 from __future__ import annotations
+
+from datetime import timedelta
 
 from django import forms
 from django.conf import settings
@@ -59,6 +66,7 @@ class ConsoleAuthenticationForm(OTPAuthenticationFormMixin, AdminAuthenticationF
     otp_challenge = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def clean(self):
+        account_slowed_down(self.request, self.cleaned_data.get("username") or "")
         cleaned = super().clean()  # the password (through axes), active and staff
         user = self.get_user()
         try:
@@ -77,6 +85,67 @@ class ConsoleAuthenticationForm(OTPAuthenticationFormMixin, AdminAuthenticationF
                                    request=self.request)
             raise
         return cleaned
+
+
+SLOW_DOWN = ("This account has had many failed sign-ins. From an address it has not signed in from before, "
+             "it may be tried once every {seconds} seconds: wait a few seconds and sign in again.")
+KNOWN_ADDRESS_DAYS = 30
+
+
+def account_slowed_down(request, username: str) -> None:
+    """Raise a form error when `username` has failed AXES_FAILURE_LIMIT times or more (from any
+    addresses) within the cool-off, its last failure is under CONSOLE_SIGNIN_SLOWDOWN_SECONDS
+    old, and this request's address never signed in to the account in the last 30 days. A
+    refused try is not counted, so it prolongs nothing; the account's usual addresses are never
+    slowed, so an attacker spraying from elsewhere cannot keep its owner out."""
+    from axes.models import AccessAttempt
+    from django.db.models import Max, Sum
+    from django.utils import timezone
+
+    if not username or request is None:
+        return
+    now = timezone.now()
+    seen = AccessAttempt.objects.filter(username=username, attempt_time__gte=now - settings.AXES_COOLOFF_TIME) \
+        .aggregate(failures=Sum("failures_since_start"), last=Max("attempt_time"))
+    if (seen["failures"] or 0) < settings.AXES_FAILURE_LIMIT:
+        return
+    pause = settings.CONSOLE_SIGNIN_SLOWDOWN_SECONDS
+    if seen["last"] is None or (now - seen["last"]).total_seconds() >= pause:
+        return
+    address = client_ip(request)
+    if AccessAttempt.objects.filter(username=username, ip_address=axes_client_ip(request),
+                                    failures_since_start__gte=settings.AXES_FAILURE_LIMIT,
+                                    attempt_time__gte=now - settings.AXES_COOLOFF_TIME).exists():
+        return  # this address is locked out of the account: axes answers (429)
+    if _known_address(username, address, since=now - timedelta(days=KNOWN_ADDRESS_DAYS)):
+        return
+    raise ValidationError(SLOW_DOWN.format(seconds=pause), code="slowed_down")
+
+
+def _known_address(username: str, address: str, *, since) -> bool:
+    """Whether `username` signed in successfully from `address` since `since` (the audit log's
+    console.sign_in records carry the address)."""
+    from gateway.platform.models import AuditRecord
+
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        return False
+    return AuditRecord.objects.filter(object_type=get_user_model()._meta.label, object_id=str(user.pk),
+                                      action="console.sign_in", after__address=address,
+                                      created_at__gte=since).exists()
+
+
+def sign_in_locks_release(*, user, actor) -> int:
+    """Release every sign-in lock and failure count of `user`'s account (every address), as a
+    signed-in administrator does from the staff list; audited as staff_user.unlock. Returns how
+    many axes records were removed."""
+    from axes.utils import reset
+
+    from gateway.platform.services import audit_record
+
+    removed = reset(username=user.get_username())
+    audit_record(actor=actor, action="staff_user.unlock", obj=user, after={"released": removed})
+    return removed
 
 
 class ConsoleAdminSite(admin.AdminSite):
