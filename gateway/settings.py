@@ -128,6 +128,14 @@ TEMPLATES = [
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'gateway.sqlite3'}"),
 }
+# "transaction" when the database is reached through a transaction-mode pooler (below).
+DATABASE_POOLER = env.str("DATABASE_POOLER", default="none")
+if DATABASE_POOLER not in ("none", "transaction"):
+    raise ImproperlyConfigured(f"DATABASE_POOLER must be 'none' or 'transaction' (a transaction-mode pooler such "
+                               f"as PgBouncer in front of PostgreSQL), not {DATABASE_POOLER!r}")
+if DATABASE_POOLER != "none" and DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured("DATABASE_POOLER=transaction is for PostgreSQL behind PgBouncer; DATABASE_URL is not "
+                               "a PostgreSQL address")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's backend with a health check that costs no round trip (gateway/perf/db/base.py).
     DATABASES["default"]["ENGINE"] = "gateway.perf.db"
@@ -136,9 +144,21 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Parameters bound by the server, and a statement run a second time on a connection is
     # prepared: PostgreSQL then skips parsing and planning it, which was most of its CPU on the
     # API's short statements (enquiry's 0.27 ms became 0.08 ms). Django's default, client-side
-    # binding and no preparing, exists for transaction-mode PgBouncer, which we do not use:
-    # with one, set DATABASE_PREPARED_STATEMENTS=false.
-    if env.bool("DATABASE_PREPARED_STATEMENTS", default=True):
+    # binding and no preparing, exists for transaction-mode PgBouncer: DATABASE_POOLER says so.
+    #
+    # Behind a transaction-mode pooler (PgBouncer's pool_mode = transaction, deploy/pgbouncer/)
+    # each transaction may run on another server connection, so nothing may outlive one:
+    # neither a prepared statement nor a server-side cursor (a `.iterator()` outside a
+    # transaction declares a cursor WITH HOLD and fetches from it later, perhaps on another
+    # server: "cursor _django_curs_... does not exist"). DATABASE_POOLER=transaction turns off
+    # both, and refuses DATABASE_PREPARED_STATEMENTS=true beside it.
+    _prepared = env.bool("DATABASE_PREPARED_STATEMENTS", default=DATABASE_POOLER == "none")
+    if DATABASE_POOLER == "transaction":
+        if _prepared:
+            raise ImproperlyConfigured("DATABASE_PREPARED_STATEMENTS=true cannot work with DATABASE_POOLER=transaction: "
+                                       "a statement prepared on one server connection is missing on the next")
+        DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    if _prepared:
         DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
         DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 2)
     if env.bool("DATABASE_POOL", default=False):
