@@ -334,6 +334,15 @@ if CONSOLE_MAX_BODY_BYTES < 512 * 1024 + API_MAX_BODY_BYTES:
 REQUEST_CLOCK_SKEW_SECONDS = env.int("REQUEST_CLOCK_SKEW_SECONDS", default=30)
 REQUEST_MAX_AGE_SECONDS = 300
 
+# gunicorn's worker timeout (gunicorn.conf.py takes it from here): a web worker silent this long
+# is killed with the request it was answering. The longest request is an X-Idempotency-Key
+# waiter: IDEMPOTENCY_WAIT_SECONDS for the first request's answer, then, should that request
+# have died, taking the key over and calling the acquirer (up to CALL_TIME_LIMIT, 60 s).
+# Start-up refuses a wait that leaves less than that (payments.E001,
+# payments.services.idempotency.check_wait_below_worker_timeout).
+WEB_WORKER_TIMEOUT_SECONDS = env.int("WEB_WORKER_TIMEOUT_SECONDS", default=120)
+IDEMPOTENCY_WAIT_SECONDS = env.float("IDEMPOTENCY_WAIT_SECONDS", default=30)
+
 # How long a web process reuses an API key and its merchant it read from the database
 # (gateway.platform.auth): a key revoked or a merchant deactivated in another process is refused within
 # this many seconds. 0 reads them on every request.
@@ -370,6 +379,11 @@ WEBHOOK_RETRY_SCHEDULE = env.list(
 WEBHOOK_TIMEOUT_SECONDS = 10
 # Development and tests may deliver to loopback and private addresses; production may not.
 WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", default=not IS_PRODUCTION)
+# That covers addresses staff set (the merchant's, the webhook inbox's). An address that arrives
+# in an API request (S2S webhookUrl) is held to public addresses everywhere; tests whose
+# receivers listen on loopback turn this on (settings only, no variable; refused and ignored in
+# production: gateway.E011, gateway.core.urlcheck.private_allowed).
+WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE = False
 
 # The acquirer used for payments (payments.acquirer.get_acquirer): the sandbox simulator, the
 # staging default, moves no money and is refused in production; Cashfree carries real payments

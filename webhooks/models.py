@@ -62,8 +62,9 @@ class WebhookDelivery(models.Model):
     event = models.ForeignKey(WebhookEvent, on_delete=models.CASCADE, related_name="deliveries")
     # Denormalised from the event for the per-merchant log and its index.
     merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="webhook_deliveries")
-    # Where this delivery goes when its payment named its own address (S2S webhookUrl);
-    # blank: the merchant's webhook address, read at each attempt (`address`).
+    # Where this delivery goes when its payment named its own address (S2S webhookUrl, which
+    # arrived in an API request and so never reaches a private network: webhooks.delivery);
+    # blank: the merchant's webhook address, set by staff, read at each attempt (`address`).
     url = models.CharField("address of this delivery", max_length=500, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     # Every attempt ever made, resends included.
