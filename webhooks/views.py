@@ -31,12 +31,12 @@ def inbox(request, token: str):
     if found is None:
         return error_response(NotFound())
     if request.method == "POST":
-        message = inbox_receive(inbox=found, headers=dict(request.headers), body=request.body)
-        if not message.verified:
+        received = inbox_receive(inbox=found, headers=dict(request.headers), body=request.body)
+        if not received.verified:
             # As a merchant's receiver should answer (docs/examples/webhook_receiver.py): the
             # delivery is then retried, and the console's delivery log shows the failure.
-            return envelope("INVALID_SIGNATURE", message.reason, 401)
-        return JsonResponse({"success": True, "received": message.event_id, "verified": True,
+            return envelope("INVALID_SIGNATURE", received.reason, 401)
+        return JsonResponse({"success": True, "received": received.message.event_id, "verified": True,
                              "traceId": current_trace_id()})
     if request.method not in ("GET", "HEAD"):
         return error_response(MethodNotAllowed())
@@ -45,6 +45,6 @@ def inbox(request, token: str):
         for m in found.messages.all()[:50]
     ]
     return render(request, "sandbox/webhook_inbox.html", {
-        "merchant": found.merchant, "address": inbox_url(found), "messages": messages,
+        "merchant": found.merchant, "inbox": found, "address": inbox_url(found), "messages": messages,
         "tolerance_seconds": TOLERANCE_MS // 1000,
     })
