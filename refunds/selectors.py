@@ -84,12 +84,6 @@ def refund_get_for_merchant(*, merchant: Merchant, refund_id: str) -> Refund:
     return refund
 
 
-def refunds_for_payment(*, payment: Payment) -> list[Refund]:
-    """Every refund of the payment, oldest first."""
-    return list(Refund.objects.select_related("merchant", "payment")
-                .filter(payment=payment).order_by("created_at", "id"))
-
-
 @dataclass(frozen=True)
 class RefundPage:
     refunds: list[Refund]
