@@ -22,6 +22,11 @@ class GatewayConfig(AppConfig):
         checks.register(check_proxy_setting, checks.Tags.security)
         # Refuses a production start that would show English under a Hindi label (no catalogue).
         checks.register(check_compiled_catalogues, checks.Tags.translation)
+        # Warns at start about what staging's defaults open up (published keys, any Host, private
+        # webhook addresses), and refuses the tests' private-webhookUrl setting in production.
+        from gateway.platform.checks import check_exposure
+
+        checks.register(check_exposure, checks.Tags.security)
         # Every console sign-in, failure and lock-out goes to the audit log.
         connect_audit_receivers()
 
