@@ -233,6 +233,6 @@ def test_the_migration_takes_the_token_out_of_existing_links_return_addresses(sh
     link = a_link(shop)
     token = link_token_of(link)
     Payment.objects.filter(pk=link.payment_id).update(return_url=f"https://pay.example.in/pay/{token}")
-    importlib.import_module("payments.migrations.0017_payment_link_return_url_without_token").forwards(apps, None)
+    importlib.import_module("payments.migrations.0018_payment_link_return_url_without_token").forwards(apps, None)
     payment = Payment.objects.get(pk=link.payment_id)
     assert payment.return_url == f"https://pay.example.in/pay/{payment.merchant_txn_id}"

@@ -14,5 +14,5 @@ def forwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("payments", "0016_acquirer_notice")]
+    dependencies = [("payments", "0017_payment_refund_totals")]
     operations = [migrations.RunPython(forwards, migrations.RunPython.noop)]
