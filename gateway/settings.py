@@ -266,17 +266,21 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Console sign-in (gateway/platform/signin.py, docs/security.md). django-axes: five failed sign-ins (a
-# wrong password or code) for one username, or from one client address (gateway.core.clientip), lock
-# that username or address for 15 minutes; a successful one resets the count. The username
-# count stops guessing one account from many addresses, the address count one address trying
-# one password on many accounts.
+# wrong password or code) for one username from one client address (gateway.core.clientip) lock
+# that pair for 15 minutes; a successful one resets it. Not the username alone, nor the address
+# alone: either let anyone lock any account (or an office behind one address) out (issue 29).
+# Guessing one account from many addresses is slowed down instead (CONSOLE_SIGNIN_SLOWDOWN_SECONDS),
+# and a signed-in administrator releases a lock from the staff list.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = 5
 AXES_COOLOFF_TIME = timedelta(minutes=15)
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# After AXES_FAILURE_LIMIT failures for one account from anywhere within AXES_COOLOFF_TIME, an
+# address that has never signed in to that account may try it once per this many seconds.
+CONSOLE_SIGNIN_SLOWDOWN_SECONDS = 10
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "gateway.platform.signin.axes_client_ip"
 # Sign-ins are recorded in the project's audit log (gateway.platform.signin); axes keeps only failures.
@@ -295,8 +299,8 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "en-in"
 TIME_ZONE = "Asia/Kolkata"
 # The checkout speaks Hindi and English (payments/checkout/language.py chooses per request);
-# the API, its errors and the console stay in English. Message files: locale/, compiled by
-# scripts/test and scripts/quickstart (compilemessages).
+# the API, its errors and the console stay in English. Message files: locale/, the .po and the
+# compiled .mo both kept in git (gateway/core/translations.py refuses production without the .mo).
 USE_I18N = True
 LANGUAGES = [("en", "English"), ("hi", "हिन्दी")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
@@ -317,6 +321,14 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # Requests larger than this are refused with VALIDATION_ERROR naming the body.
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=64 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+# The console's own limit (its pages, under /admin/): a merchant's logo may be 512 KB
+# (gateway/platform/brand.py's LOGO_MAX_BYTES) plus the rest of the form; a larger body gets the
+# console's HTML page saying so, not the API's JSON envelope.
+CONSOLE_MAX_BODY_BYTES = env.int("CONSOLE_MAX_BODY_BYTES", default=1024 * 1024)
+if CONSOLE_MAX_BODY_BYTES < 512 * 1024 + API_MAX_BODY_BYTES:
+    raise ImproperlyConfigured(
+        f"CONSOLE_MAX_BODY_BYTES={CONSOLE_MAX_BODY_BYTES} cannot carry the console's 512 KB logo upload "
+        f"with its form; give at least {512 * 1024 + API_MAX_BODY_BYTES}")
 
 # Request timestamps may run this far ahead of our clock before they count as "future".
 REQUEST_CLOCK_SKEW_SECONDS = env.int("REQUEST_CLOCK_SKEW_SECONDS", default=30)

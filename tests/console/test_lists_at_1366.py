@@ -157,5 +157,6 @@ def test_the_webhook_inbox_shows_verified_deliveries_and_counts_a_refused_one(ch
     assert verdicts == ["✓ Signature verified", "✓ Signature verified"]  # the forged POST is not kept
     assert page.locator("#refused").get_attribute("data-refused") == "1"
     assert "beyond the 300 s" in page.locator("#refused .reason").inner_text()
+    page.locator("article summary").first.click()  # the newest delivery's headers and body
     shoot(page, "webhook-inbox")
     page.close()
