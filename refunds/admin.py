@@ -155,8 +155,8 @@ class RefundAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
         payment = obj.payment
         return format_html(
             "paid {} · refunded {} · pending {} · refundable {}",
-            _paise(selectors.payment_paid_amount(payment)), _paise(selectors.refunded_amount(payment)),
-            _paise(selectors.refund_pending_amount(payment)), _paise(selectors.refundable_amount(payment)))
+            _paise(selectors.payment_paid_amount(payment)), _paise(payment.refunded_amount),
+            _paise(payment.refund_pending_amount), _paise(selectors.refundable_amount(payment)))
 
     @admin.display(description="new refund")
     def initiate_link(self, obj):
@@ -209,8 +209,8 @@ class RefundAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
             "refundable": payment.status == Payment.Status.SUCCESS and remaining > 0,
             "totals": {
                 "paid": _paise(selectors.payment_paid_amount(payment)),
-                "refunded": _paise(selectors.refunded_amount(payment)),
-                "pending": _paise(selectors.refund_pending_amount(payment)),
+                "refunded": _paise(payment.refunded_amount),
+                "pending": _paise(payment.refund_pending_amount),
                 "remaining": _paise(remaining),
             },
             **self._refunds_page(request, payment),
