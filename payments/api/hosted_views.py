@@ -12,6 +12,9 @@ from gateway.core.errors import InvalidSignature, NotFound, ValidationError
 from gateway.platform.schema import error_responses
 from gateway.core.replay import checksum_use, request_digest
 from gateway.core.signing import (
+    CREATION_CHECKSUM_NAMES,
+    ENQUIRY_CHECKSUM_NAMES,
+    HOSTED_FULL_CHECKSUM_NAMES,
     verify_checksum,
     verify_checksum_of_any,
     verify_signed_if_sent_or_required,
@@ -81,7 +84,8 @@ class HostedPaymentsView(GatewayAPIView):
         signed = (fields["merchantId"], fields["merchantTxnId"], fields["amount"], fields["currency"])
         verify_checksum_of_any(merchant.secret_key, fields["checksum"],
                                (*signed, fields["returnUrl"], fields.get("tokenId") or "", timestamp),
-                               (*signed, timestamp))
+                               (*signed, timestamp), names=CREATION_CHECKSUM_NAMES,
+                               full_names=HOSTED_FULL_CHECKSUM_NAMES)
 
         def first_use() -> None:
             # Where the session would be created, after the key and merchantTxnId have answered
@@ -123,7 +127,8 @@ class HostedPaymentsView(GatewayAPIView):
         ensure_same_merchant(request.user, fields["merchantId"])
         verify_signed_if_sent_or_required(request.user, checksum=fields.get("checksum"),
                                           timestamp=query.get("timestamp"),
-                                          fields=(fields["merchantId"], fields["merchantTxnId"], 0, "INR"))
+                                          fields=(fields["merchantId"], fields["merchantTxnId"], 0, "INR"),
+                                          names=ENQUIRY_CHECKSUM_NAMES)
         found = _enquiry_find(request.user, fields)
         return Response(enquiry_transaction(found))
 
@@ -173,13 +178,19 @@ def _enquiry_checksum_verify(merchant, fields: dict, timestamp: int) -> Payment 
     InvalidSignature when neither matches, or when there is no payment to match (never
     NOT_FOUND: a request that fails its signature learns nothing about the payment)."""
     code, txn, given = fields["merchant_code"], fields["merchantTxnId"], fields.get("checksum")
+    names = (*ENQUIRY_CHECKSUM_NAMES, "timestamp")
     try:
-        verify_checksum(merchant.secret_key, given, code, txn, 0, "INR", timestamp)
+        verify_checksum(merchant.secret_key, given, code, txn, 0, "INR", timestamp, names=names)
         return None
-    except InvalidSignature:
+    except InvalidSignature as failed:
+        # Either way the message teaches the SDK's form, over this request's own values: the
+        # payment's real amount must not reach a request that failed its signature.
         try:
             found = _enquiry_find(merchant, fields)
         except NotFound:
-            raise InvalidSignature() from None
-    verify_checksum(merchant.secret_key, given, code, txn, found.amount, found.currency, timestamp)
+            raise InvalidSignature(failed.message) from None
+        try:
+            verify_checksum(merchant.secret_key, given, code, txn, found.amount, found.currency, timestamp)
+        except InvalidSignature:
+            raise InvalidSignature(failed.message) from None
     return found

@@ -46,7 +46,12 @@ from gateway.core.errors import (
 )
 from gateway.platform.models import Merchant
 from gateway.core.replay import checksum_use, request_digest
-from gateway.core.signing import verify_checksum_of_any, verify_timestamp
+from gateway.core.signing import (
+    CREATION_CHECKSUM_NAMES,
+    S2S_FULL_CHECKSUM_NAMES,
+    verify_checksum_of_any,
+    verify_timestamp,
+)
 from gateway.core.tracing import current_trace_id
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
@@ -81,7 +86,7 @@ def s2s_request_check(*, merchant: Merchant, data: dict, body: dict) -> dict:
     # used once (s2s_payment_submit).
     fields = (data["merchantId"], data["merchantTxnId"], data["amount"], data["currency"])
     verify_checksum_of_any(merchant.secret_key, data["checksum"], (*fields, data.get("webhookUrl") or "", timestamp),
-                           (*fields, timestamp))
+                           (*fields, timestamp), names=CREATION_CHECKSUM_NAMES, full_names=S2S_FULL_CHECKSUM_NAMES)
     return {**data, "timestamp": timestamp}
 
 
