@@ -16,9 +16,3 @@ class RefundsConfig(AppConfig):
         from refunds.selectors import refund_totals_sql
 
         refund_totals_sql_provide(refund_totals_sql)
-        # A processor's refund notice arrives at the acquirer's endpoint (payments); refunds
-        # applies it.
-        from payments.notices.cashfree import refund_notice_apply_provide
-        from refunds.notices import refund_notice_apply
-
-        refund_notice_apply_provide(refund_notice_apply)
