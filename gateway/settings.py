@@ -128,6 +128,14 @@ TEMPLATES = [
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'gateway.sqlite3'}"),
 }
+# "transaction" when the database is reached through a transaction-mode pooler (below).
+DATABASE_POOLER = env.str("DATABASE_POOLER", default="none")
+if DATABASE_POOLER not in ("none", "transaction"):
+    raise ImproperlyConfigured(f"DATABASE_POOLER must be 'none' or 'transaction' (a transaction-mode pooler such "
+                               f"as PgBouncer in front of PostgreSQL), not {DATABASE_POOLER!r}")
+if DATABASE_POOLER != "none" and DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured("DATABASE_POOLER=transaction is for PostgreSQL behind PgBouncer; DATABASE_URL is not "
+                               "a PostgreSQL address")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's backend with a health check that costs no round trip (gateway/perf/db/base.py).
     DATABASES["default"]["ENGINE"] = "gateway.perf.db"
@@ -136,9 +144,21 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Parameters bound by the server, and a statement run a second time on a connection is
     # prepared: PostgreSQL then skips parsing and planning it, which was most of its CPU on the
     # API's short statements (enquiry's 0.27 ms became 0.08 ms). Django's default, client-side
-    # binding and no preparing, exists for transaction-mode PgBouncer, which we do not use:
-    # with one, set DATABASE_PREPARED_STATEMENTS=false.
-    if env.bool("DATABASE_PREPARED_STATEMENTS", default=True):
+    # binding and no preparing, exists for transaction-mode PgBouncer: DATABASE_POOLER says so.
+    #
+    # Behind a transaction-mode pooler (PgBouncer's pool_mode = transaction, deploy/pgbouncer/)
+    # each transaction may run on another server connection, so nothing may outlive one:
+    # neither a prepared statement nor a server-side cursor (a `.iterator()` outside a
+    # transaction declares a cursor WITH HOLD and fetches from it later, perhaps on another
+    # server: "cursor _django_curs_... does not exist"). DATABASE_POOLER=transaction turns off
+    # both, and refuses DATABASE_PREPARED_STATEMENTS=true beside it.
+    _prepared = env.bool("DATABASE_PREPARED_STATEMENTS", default=DATABASE_POOLER == "none")
+    if DATABASE_POOLER == "transaction":
+        if _prepared:
+            raise ImproperlyConfigured("DATABASE_PREPARED_STATEMENTS=true cannot work with DATABASE_POOLER=transaction: "
+                                       "a statement prepared on one server connection is missing on the next")
+        DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    if _prepared:
         DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
         DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 2)
     if env.bool("DATABASE_POOL", default=False):
@@ -246,17 +266,21 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Console sign-in (gateway/platform/signin.py, docs/security.md). django-axes: five failed sign-ins (a
-# wrong password or code) for one username, or from one client address (gateway.core.clientip), lock
-# that username or address for 15 minutes; a successful one resets the count. The username
-# count stops guessing one account from many addresses, the address count one address trying
-# one password on many accounts.
+# wrong password or code) for one username from one client address (gateway.core.clientip) lock
+# that pair for 15 minutes; a successful one resets it. Not the username alone, nor the address
+# alone: either let anyone lock any account (or an office behind one address) out (issue 29).
+# Guessing one account from many addresses is slowed down instead (CONSOLE_SIGNIN_SLOWDOWN_SECONDS),
+# and a signed-in administrator releases a lock from the staff list.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = 5
 AXES_COOLOFF_TIME = timedelta(minutes=15)
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# After AXES_FAILURE_LIMIT failures for one account from anywhere within AXES_COOLOFF_TIME, an
+# address that has never signed in to that account may try it once per this many seconds.
+CONSOLE_SIGNIN_SLOWDOWN_SECONDS = 10
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "gateway.platform.signin.axes_client_ip"
 # Sign-ins are recorded in the project's audit log (gateway.platform.signin); axes keeps only failures.
@@ -297,10 +321,27 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # Requests larger than this are refused with VALIDATION_ERROR naming the body.
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=64 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+# The console's own limit (its pages, under /admin/): a merchant's logo may be 512 KB
+# (gateway/platform/brand.py's LOGO_MAX_BYTES) plus the rest of the form; a larger body gets the
+# console's HTML page saying so, not the API's JSON envelope.
+CONSOLE_MAX_BODY_BYTES = env.int("CONSOLE_MAX_BODY_BYTES", default=1024 * 1024)
+if CONSOLE_MAX_BODY_BYTES < 512 * 1024 + API_MAX_BODY_BYTES:
+    raise ImproperlyConfigured(
+        f"CONSOLE_MAX_BODY_BYTES={CONSOLE_MAX_BODY_BYTES} cannot carry the console's 512 KB logo upload "
+        f"with its form; give at least {512 * 1024 + API_MAX_BODY_BYTES}")
 
 # Request timestamps may run this far ahead of our clock before they count as "future".
 REQUEST_CLOCK_SKEW_SECONDS = env.int("REQUEST_CLOCK_SKEW_SECONDS", default=30)
 REQUEST_MAX_AGE_SECONDS = 300
+
+# gunicorn's worker timeout (gunicorn.conf.py takes it from here): a web worker silent this long
+# is killed with the request it was answering. The longest request is an X-Idempotency-Key
+# waiter: IDEMPOTENCY_WAIT_SECONDS for the first request's answer, then, should that request
+# have died, taking the key over and calling the acquirer (up to CALL_TIME_LIMIT, 60 s).
+# Start-up refuses a wait that leaves less than that (payments.E001,
+# payments.services.idempotency.check_wait_below_worker_timeout).
+WEB_WORKER_TIMEOUT_SECONDS = env.int("WEB_WORKER_TIMEOUT_SECONDS", default=120)
+IDEMPOTENCY_WAIT_SECONDS = env.float("IDEMPOTENCY_WAIT_SECONDS", default=30)
 
 # How long a web process reuses an API key and its merchant it read from the database
 # (gateway.platform.auth): a key revoked or a merchant deactivated in another process is refused within
@@ -338,6 +379,11 @@ WEBHOOK_RETRY_SCHEDULE = env.list(
 WEBHOOK_TIMEOUT_SECONDS = 10
 # Development and tests may deliver to loopback and private addresses; production may not.
 WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", default=not IS_PRODUCTION)
+# That covers addresses staff set (the merchant's, the webhook inbox's). An address that arrives
+# in an API request (S2S webhookUrl) is held to public addresses everywhere; tests whose
+# receivers listen on loopback turn this on (settings only, no variable; refused and ignored in
+# production: gateway.E011, gateway.core.urlcheck.private_allowed).
+WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE = False
 
 # The acquirer used for payments (payments.acquirer.get_acquirer): the sandbox simulator, the
 # staging default, moves no money and is refused in production; Cashfree carries real payments

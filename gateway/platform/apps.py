@@ -19,6 +19,11 @@ class GatewayConfig(AppConfig):
 
         # Warns at start (check, migrate) when production has a proxy in front but trusts none.
         checks.register(check_proxy_setting, checks.Tags.security)
+        # Warns at start about what staging's defaults open up (published keys, any Host, private
+        # webhook addresses), and refuses the tests' private-webhookUrl setting in production.
+        from gateway.platform.checks import check_exposure
+
+        checks.register(check_exposure, checks.Tags.security)
         # Every console sign-in, failure and lock-out goes to the audit log.
         connect_audit_receivers()
 
