@@ -296,7 +296,7 @@ def upi_cut_off_requests(now):
     answered = (PaymentEvent.objects.filter(payment=OuterRef("pk"), kind=PaymentEvent.Kind.ACQUIRER,
                                             detail__step__in=ANSWER_STEPS)
                 .exclude(detail__outcome=NO_SUCH_REQUEST))
-    if getattr(get_acquirer(), "status_query_while_pending", False):
+    if get_acquirer().status_query_while_pending:
         # This acquirer's final word on a PENDING request comes by its own notice (a webhook),
         # which can be lost: a request it answered PENDING is asked about each period too.
         answered = answered.exclude(detail__outcome=Outcome.PENDING.value)
