@@ -439,7 +439,7 @@ if IS_PRODUCTION:
     # balancers and orchestrators probe over plain HTTP inside the network.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = True
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^livez$", r"^readyz$"]
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
     if not GATEWAY_PUBLIC_URL.startswith("https://"):
         raise ImproperlyConfigured("GATEWAY_PUBLIC_URL must be an https:// address in production")
