@@ -273,17 +273,21 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Console sign-in (gateway/platform/signin.py, docs/security.md). django-axes: five failed sign-ins (a
-# wrong password or code) for one username, or from one client address (gateway.core.clientip), lock
-# that username or address for 15 minutes; a successful one resets the count. The username
-# count stops guessing one account from many addresses, the address count one address trying
-# one password on many accounts.
+# wrong password or code) for one username from one client address (gateway.core.clientip) lock
+# that pair for 15 minutes; a successful one resets it. Not the username alone, nor the address
+# alone: either let anyone lock any account (or an office behind one address) out (issue 29).
+# Guessing one account from many addresses is slowed down instead (CONSOLE_SIGNIN_SLOWDOWN_SECONDS),
+# and a signed-in administrator releases a lock from the staff list.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = 5
 AXES_COOLOFF_TIME = timedelta(minutes=15)
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# After AXES_FAILURE_LIMIT failures for one account from anywhere within AXES_COOLOFF_TIME, an
+# address that has never signed in to that account may try it once per this many seconds.
+CONSOLE_SIGNIN_SLOWDOWN_SECONDS = 10
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "gateway.platform.signin.axes_client_ip"
 # Sign-ins are recorded in the project's audit log (gateway.platform.signin); axes keeps only failures.
@@ -302,8 +306,8 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "en-in"
 TIME_ZONE = "Asia/Kolkata"
 # The checkout speaks Hindi and English (payments/checkout/language.py chooses per request);
-# the API, its errors and the console stay in English. Message files: locale/, compiled by
-# scripts/test and scripts/quickstart (compilemessages).
+# the API, its errors and the console stay in English. Message files: locale/, the .po and the
+# compiled .mo both kept in git (gateway/core/translations.py refuses production without the .mo).
 USE_I18N = True
 LANGUAGES = [("en", "English"), ("hi", "हिन्दी")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
@@ -324,10 +328,27 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # Requests larger than this are refused with VALIDATION_ERROR naming the body.
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=64 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+# The console's own limit (its pages, under /admin/): a merchant's logo may be 512 KB
+# (gateway/platform/brand.py's LOGO_MAX_BYTES) plus the rest of the form; a larger body gets the
+# console's HTML page saying so, not the API's JSON envelope.
+CONSOLE_MAX_BODY_BYTES = env.int("CONSOLE_MAX_BODY_BYTES", default=1024 * 1024)
+if CONSOLE_MAX_BODY_BYTES < 512 * 1024 + API_MAX_BODY_BYTES:
+    raise ImproperlyConfigured(
+        f"CONSOLE_MAX_BODY_BYTES={CONSOLE_MAX_BODY_BYTES} cannot carry the console's 512 KB logo upload "
+        f"with its form; give at least {512 * 1024 + API_MAX_BODY_BYTES}")
 
 # Request timestamps may run this far ahead of our clock before they count as "future".
 REQUEST_CLOCK_SKEW_SECONDS = env.int("REQUEST_CLOCK_SKEW_SECONDS", default=30)
 REQUEST_MAX_AGE_SECONDS = 300
+
+# gunicorn's worker timeout (gunicorn.conf.py takes it from here): a web worker silent this long
+# is killed with the request it was answering. The longest request is an X-Idempotency-Key
+# waiter: IDEMPOTENCY_WAIT_SECONDS for the first request's answer, then, should that request
+# have died, taking the key over and calling the acquirer (up to CALL_TIME_LIMIT, 60 s).
+# Start-up refuses a wait that leaves less than that (payments.E001,
+# payments.services.idempotency.check_wait_below_worker_timeout).
+WEB_WORKER_TIMEOUT_SECONDS = env.int("WEB_WORKER_TIMEOUT_SECONDS", default=120)
+IDEMPOTENCY_WAIT_SECONDS = env.float("IDEMPOTENCY_WAIT_SECONDS", default=30)
 
 # How long a web process reuses an API key and its merchant it read from the database
 # (gateway.platform.auth): a key revoked or a merchant deactivated in another process is refused within
@@ -365,6 +386,11 @@ WEBHOOK_RETRY_SCHEDULE = env.list(
 WEBHOOK_TIMEOUT_SECONDS = 10
 # Development and tests may deliver to loopback and private addresses; production may not.
 WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", default=not IS_PRODUCTION)
+# That covers addresses staff set (the merchant's, the webhook inbox's). An address that arrives
+# in an API request (S2S webhookUrl) is held to public addresses everywhere; tests whose
+# receivers listen on loopback turn this on (settings only, no variable; refused and ignored in
+# production: gateway.E011, gateway.core.urlcheck.private_allowed).
+WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE = False
 
 # The acquirer used for payments (payments.acquirer.get_acquirer): the sandbox simulator, the
 # staging default, moves no money and is refused in production; Cashfree carries real payments

@@ -5,6 +5,13 @@ class PaymentsConfig(AppConfig):
     name = "payments"
 
     def ready(self):
+        from django.core import checks
+
+        from payments.services.idempotency import check_wait_below_worker_timeout
+
+        # Start-up refuses an X-Idempotency-Key wait that gunicorn's worker timeout would cut short.
+        checks.register(check_wait_below_worker_timeout)
+
         # The delivery log filters by every event type (webhooks stands below payments).
         from payments.payloads import EVENT_TYPES
         from webhooks.payloads import event_types_register

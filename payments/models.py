@@ -107,6 +107,13 @@ class Payment(models.Model):
     attempt = models.PositiveSmallIntegerField(default=0, help_text="hosted: methods started so far")
     failed_attempts = models.PositiveSmallIntegerField(default=0)
     attempt_error = models.CharField(max_length=200, blank=True, help_text="why the last attempt failed")
+    # The payment's refunds in paise: returned to the customer (SUCCESS refunds) and on their way
+    # (INITIATED ones; a FAILED refund counts in neither). Kept by refunds' creation and
+    # transitions under this row's lock (payments.services.refund_totals), so that a reader of
+    # the payment, the enquiry first, needs no other table; tests/conftest.py holds them equal
+    # to the sums of the refunds after every test.
+    refunded_amount = models.BigIntegerField(default=0, help_text="paise of SUCCESS refunds")
+    refund_pending_amount = models.BigIntegerField(default=0, help_text="paise of INITIATED refunds")
     # Looked up through payment_unique_transfer_reference (Meta), which holds every non-empty one.
     transfer_reference = models.CharField(max_length=40, blank=True,
                                           help_text="NEFT/RTGS/challan reference the customer quotes")
@@ -124,6 +131,8 @@ class Payment(models.Model):
             models.CheckConstraint(condition=Q(amount__gt=0), name="payment_amount_positive"),
             models.CheckConstraint(condition=Q(paid_amount__isnull=True) | Q(paid_amount__gt=0),
                                    name="payment_paid_amount_positive"),
+            models.CheckConstraint(condition=Q(refunded_amount__gte=0) & Q(refund_pending_amount__gte=0),
+                                   name="payment_refund_totals_not_negative"),
             # Incoming NEFT/RTGS/cash deposits are matched to a payment by this reference alone.
             models.UniqueConstraint(fields=["transfer_reference"], condition=~Q(transfer_reference=""),
                                     name="payment_unique_transfer_reference"),

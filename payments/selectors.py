@@ -3,10 +3,6 @@ answers NOT_FOUND exactly as a payment that does not exist."""
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
-from typing import Callable
-
-from django.core.exceptions import ImproperlyConfigured
 
 from gateway.core.errors import NotFound
 from gateway.platform.models import Merchant
@@ -31,54 +27,15 @@ def payment_txn_id_taken(*, merchant: Merchant, merchant_txn_id: str) -> bool:
 NOT_FOUND_MESSAGE = "no payment with that merchantTxnId"
 
 
-@dataclass(frozen=True)
-class PaymentForEnquiry:
-    payment: Payment
-    refunded_amount: int  # paise of SUCCESS refunds (refunds.selectors.refunded_amount)
-    refund_pending_amount: int  # paise of PENDING refunds (refunds.selectors.refund_pending_amount)
-
-
-# --- The enquiry's refund totals: a hook that refunds fills in ------------------------------
-#
-# The enquiry answers with the payment's refunded and pending amounts, whose rule refunds owns
-# (refunds.selectors). refunds imports payments (a refund is of a payment), so payments must not
-# import refunds: two apps importing each other is the circle issue 21 removes. Instead payments
-# declares here what it needs, the totals as SQL given the SQL of a payment's id, and refunds
-# fills it in when Django starts (refunds.apps.RefundsConfig.ready, with
-# refunds.selectors.refund_totals_sql, written beside the ORM form of the same rule).
-#
-# Why this and not another way: reading the totals with refunds' own selectors (or asking for
-# them at the API view) costs two more round trips and their ORM compilation on the API's
-# hottest read, which the enquiry's single statement exists to avoid; the view assembling the
-# reply would need payments.api to import refunds, the same circle one floor up; and a signal
-# or a setting naming a function by its dotted path hides the dependency where a reader does
-# not look. A declared hook keeps the statement single and the arrow one-way (refunds ->
-# payments), and its absence is a clear ImproperlyConfigured, never a silent zero.
-RefundTotalsSql = Callable[[str], tuple[str, list]]
-_refund_totals_sql: RefundTotalsSql | None = None
-
-
-def refund_totals_sql_provide(totals_sql: RefundTotalsSql) -> None:
-    """Install refunds' rule for the enquiry's totals: given the SQL of a payment's id, the SQL
-    of two integer columns (refunded, then pending) and their parameters. Called by refunds
-    when its app is ready."""
-    global _refund_totals_sql
-    _refund_totals_sql = totals_sql
-
-
-def payment_get_for_enquiry(*, merchant: Merchant, merchant_txn_id: str) -> PaymentForEnquiry:
-    """payment_get_for_merchant and the payment's refunded and pending refund amounts, in one
-    statement: enquiry is the API's hottest read, and three ORM queries cost it more CPU to
-    compile than PostgreSQL spends answering them (gateway/perf/sql.py; the statement is in
-    payments.writes). Raises NotFound, or ImproperlyConfigured if refunds is not installed."""
-    if _refund_totals_sql is None:
-        raise ImproperlyConfigured("the enquiry's refund totals come from the refunds app (refunds.apps), "
-                                   "which is not installed or not ready")
-    found = writes.payment_get_with_totals(merchant=merchant, merchant_txn_id=merchant_txn_id,
-                                           totals_sql=_refund_totals_sql)
-    if found is None:
+def payment_get_for_enquiry(*, merchant: Merchant, merchant_txn_id: str) -> Payment:
+    """payment_get_for_merchant for the enquiry, the API's hottest read: one row, with its
+    refund totals in it (Payment.refunded_amount, Payment.refund_pending_amount), read by one
+    hand-written statement, since compiling a queryset costs more CPU than PostgreSQL spends
+    answering it (gateway/perf/sql.py; the statement is in payments.writes). Raises NotFound."""
+    payment = writes.payment_get_by_merchant_txn_id(merchant=merchant, merchant_txn_id=merchant_txn_id)
+    if payment is None:
         raise NotFound(NOT_FOUND_MESSAGE)
-    return PaymentForEnquiry(*found)
+    return payment
 
 
 def payment_get_for_checkout(*, payment_id: str, client_secret: str | None) -> Payment | None:

@@ -7,7 +7,7 @@ domain verbs below and never see the layer's types.
 
 Two reads live here too, because they are statements of the same kind and the wall is "one
 module per app imports gateway.perf.sql": whether a merchantTxnId is taken (also asked inside
-the statement that takes an idempotency key) and the enquiry's payment with its refund totals.
+the statement that takes an idempotency key) and the enquiry's payment (its refund totals are its own columns).
 Their public faces are in payments.selectors, where every read of payments is found.
 """
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Callable
 
 from django.db import connection
 
@@ -88,30 +87,22 @@ def payment_txn_id_taken(*, merchant: Merchant, merchant_txn_id: str) -> bool:
     return sql.exists(_txn_id_question(merchant, merchant_txn_id))
 
 
-# Given the SQL of a payment's id: the SQL of two integer columns about that payment, and their
-# parameters (payments.selectors.RefundTotalsSql, which refunds provides).
-ColumnsOfPayment = Callable[[str], tuple[str, list]]
-
-
 @lru_cache(maxsize=None)
-def _payment_with_statement(totals_sql: ColumnsOfPayment) -> tuple[str, list]:
-    totals, params = totals_sql("p.id")
-    return (f"SELECT {sql.columns(Payment, 'p')}, {totals} "
+def _payment_by_merchant_txn_id_statement() -> str:
+    return (f"SELECT {sql.columns(Payment, 'p')} "
             f"FROM {connection.ops.quote_name(Payment._meta.db_table)} p "
-            "WHERE p.merchant_id = %s AND p.merchant_txn_id = %s"), params
+            "WHERE p.merchant_id = %s AND p.merchant_txn_id = %s")
 
 
-def payment_get_with_totals(*, merchant: Merchant, merchant_txn_id: str,
-                            totals_sql: ColumnsOfPayment) -> tuple[Payment, int, int] | None:
-    """The merchant's payment with that merchantTxnId and the two integer totals `totals_sql`
-    gives as SQL, in one statement (the enquiry: payments.selectors.payment_get_for_enquiry);
-    None when there is no such payment. The statement is written once per `totals_sql`."""
-    statement, params = _payment_with_statement(totals_sql)
+def payment_get_by_merchant_txn_id(*, merchant: Merchant, merchant_txn_id: str) -> Payment | None:
+    """The merchant's payment with that merchantTxnId, its refund totals included (they are its
+    columns), by one statement written once (the enquiry: payments.selectors.payment_get_for_enquiry);
+    None when there is no such payment."""
     with connection.cursor() as cursor:
-        cursor.execute(statement, [*params, merchant.pk, merchant_txn_id])
+        cursor.execute(_payment_by_merchant_txn_id_statement(), [merchant.pk, merchant_txn_id])
         row = cursor.fetchone()
     if row is None:
         return None
-    payment = sql.instance(Payment, row[:-2])
+    payment = sql.instance(Payment, row)
     payment.merchant = merchant
-    return payment, int(row[-2]), int(row[-1])
+    return payment

@@ -78,6 +78,10 @@ class RefundEventInline(ReadOnlyAdminMixin, admin.TabularInline):
         return request.user.has_perm("refunds.view_refund")
 
 
+# Refunds listed per page on the refund page of a payment (the API's default page, too).
+REFUNDS_PAGE_SIZE = 20
+
+
 def _paise(value: int | None) -> str:
     """'₹1,499.00 (149900 paise)': rupees first, as staff read them, and the paise beside."""
     return money(value)
@@ -151,8 +155,8 @@ class RefundAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
         payment = obj.payment
         return format_html(
             "paid {} · refunded {} · pending {} · refundable {}",
-            _paise(selectors.payment_paid_amount(payment)), _paise(selectors.refunded_amount(payment)),
-            _paise(selectors.refund_pending_amount(payment)), _paise(selectors.refundable_amount(payment)))
+            _paise(selectors.payment_paid_amount(payment)), _paise(payment.refunded_amount),
+            _paise(payment.refund_pending_amount), _paise(selectors.refundable_amount(payment)))
 
     @admin.display(description="new refund")
     def initiate_link(self, obj):
@@ -205,13 +209,28 @@ class RefundAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
             "refundable": payment.status == Payment.Status.SUCCESS and remaining > 0,
             "totals": {
                 "paid": _paise(selectors.payment_paid_amount(payment)),
-                "refunded": _paise(selectors.refunded_amount(payment)),
-                "pending": _paise(selectors.refund_pending_amount(payment)),
+                "refunded": _paise(payment.refunded_amount),
+                "pending": _paise(payment.refund_pending_amount),
                 "remaining": _paise(remaining),
             },
-            "refunds": [(r, money(r.amount)) for r in selectors.refunds_for_payment(payment=payment)],
+            **self._refunds_page(request, payment),
         }
         return TemplateResponse(request, "admin/refunds/initiate.html", context)
+
+    def _refunds_page(self, request, payment) -> dict:
+        """One page of the payment's refunds, oldest first, as the API pages them
+        (refunds.selectors.refunds_page_for_merchant): a payment refunded in thousands of parts
+        must not load them all to show the form."""
+        try:
+            page = max(0, int(request.GET.get("page", 0)))
+        except ValueError:
+            page = 0
+        found = selectors.refunds_page_for_merchant(merchant=payment.merchant, payment=payment, page=page,
+                                                    size=REFUNDS_PAGE_SIZE)
+        pages = max(1, -(-found.total // REFUNDS_PAGE_SIZE))
+        return {"refunds": [(r, money(r.amount)) for r in found.refunds], "refunds_total": found.total,
+                "refunds_page": page, "refunds_pages": pages, "refunds_previous": page - 1 if page > 0 else None,
+                "refunds_next": page + 1 if page + 1 < pages else None}
 
     def _initiate(self, request, form, payment) -> Refund | None:
         amount, reason = form.cleaned_data["amount"], form.cleaned_data["reason"]

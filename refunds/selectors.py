@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
-from django.db import connection
-from django.db.models import Sum
+from django.db.models import F, Q, Sum, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from gateway.core.errors import NotFound
@@ -17,42 +17,30 @@ from refunds.models import Refund
 S = Refund.Status
 
 
-def _sum(queryset) -> int:
-    return queryset.aggregate(total=Sum("amount"))["total"] or 0
-
-
 # The rule of a payment's two refund totals, stated once: refunded counts SUCCESS refunds,
-# pending counts INITIATED ones; FAILED refunds count in neither. refunded_amount and
-# refund_pending_amount read it with the ORM, refund_totals_sql as SQL for the enquiry.
+# pending counts INITIATED ones; FAILED refunds count in neither. They are columns of the
+# payment (Payment.refunded_amount, Payment.refund_pending_amount), moved by
+# refunds.transitions.refund_totals_follow as each refund starts and ends, under the payment's
+# lock; payments_with_refund_totals_off checks them against the refunds themselves.
 REFUNDED_STATUS = S.SUCCESS
 PENDING_STATUS = S.INITIATED
 
 
-def refunded_amount(payment: Payment) -> int:
-    """Paise returned to the customer: the sum of SUCCESS refunds. INITIATED refunds are not
-    counted (see refund_pending_amount); FAILED ones never are."""
-    return _sum(Refund.objects.filter(payment=payment, status=REFUNDED_STATUS))
-
-
-def refund_pending_amount(payment: Payment) -> int:
-    """Paise accepted for refund that the bank has not confirmed yet (INITIATED refunds)."""
-    return _sum(Refund.objects.filter(payment=payment, status=PENDING_STATUS))
-
-
-def refund_totals_sql(payment_id: str) -> tuple[str, list]:
-    """refunded_amount and refund_pending_amount of the payment whose id is the SQL expression
-    `payment_id`, as two SQL columns (0 without refunds), and their parameters. Given to
-    payments when this app is ready (refunds.apps), so that the enquiry reads a payment with
-    its totals in one statement without payments importing refunds
-    (payments.selectors.refund_totals_sql_provide says why)."""
-    refunds = connection.ops.quote_name(Refund._meta.db_table)
-    total = f"COALESCE((SELECT SUM(r.amount) FROM {refunds} r WHERE r.payment_id = {payment_id} AND r.status = %s), 0)"
-    return f"{total}, {total}", [REFUNDED_STATUS, PENDING_STATUS]
-
-
 def refund_committed_amount(payment: Payment) -> int:
     """INITIATED plus SUCCESS: what no new refund may take. Exact only under the payment's lock."""
-    return _sum(Refund.objects.filter(payment=payment).exclude(status=S.FAILED))
+    return payment.refunded_amount + payment.refund_pending_amount
+
+
+def payments_with_refund_totals_off() -> list[tuple[int, int, int, int, int]]:
+    """(payment pk, refunded_amount, refund_pending_amount, and the two sums of its refunds) of
+    every payment whose totals differ from the sums of its refunds by the rule above: empty when
+    the columns are right. Reads every payment: a reconciliation, not a request path."""
+    def total(status):
+        return Coalesce(Sum("refunds__amount", filter=Q(refunds__status=status)), Value(0))
+
+    return list(Payment.objects.order_by().annotate(refunded=total(REFUNDED_STATUS), pending=total(PENDING_STATUS))
+                .exclude(refunded=F("refunded_amount"), pending=F("refund_pending_amount"))
+                .values_list("pk", "refunded_amount", "refund_pending_amount", "refunded", "pending"))
 
 
 def payment_paid_amount(payment: Payment) -> int:
@@ -82,12 +70,6 @@ def refund_get_for_merchant(*, merchant: Merchant, refund_id: str) -> Refund:
     if refund is None:
         raise NotFound(f"no refund {refund_id}")
     return refund
-
-
-def refunds_for_payment(*, payment: Payment) -> list[Refund]:
-    """Every refund of the payment, oldest first."""
-    return list(Refund.objects.select_related("merchant", "payment")
-                .filter(payment=payment).order_by("created_at", "id"))
 
 
 @dataclass(frozen=True)

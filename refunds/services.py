@@ -44,7 +44,13 @@ from refunds.submission import (  # noqa: F401
     refunds_pending_process,
 )
 from refunds.tasks import refund_process
-from refunds.transitions import SYSTEM_ACTOR, refund_event, refund_mark_failed, refund_mark_processed  # noqa: F401
+from refunds.transitions import (  # noqa: F401
+    SYSTEM_ACTOR,
+    refund_event,
+    refund_mark_failed,
+    refund_mark_processed,
+    refund_totals_follow,
+)
 
 S = Refund.Status
 
@@ -139,6 +145,7 @@ def _refund_create_locked(*, merchant: Merchant, payment_pk: int, amount: int | 
         reason=reason or "", payment_mode=mode, refund_method=method, request_hash=fingerprint,
         source=source, initiated_by=actor if getattr(actor, "pk", None) else None,
         api_key_id=getattr(api_key, "pk", None), **fields)
+    refund_totals_follow(payment, refund, before=None)
     actor_name = actor.get_username() if getattr(actor, "pk", None) else API_ACTOR
     refund_event(refund, RefundEvent.Kind.STATUS, actor_name=actor_name, to_status=S.INITIATED,
            amount=amount, source=source, reason=reason or "")

@@ -1,13 +1,16 @@
 """The only code that changes a refund's status: `refund_mark_processed` / `refund_mark_failed`, one
 durable transaction each that locks the payment then the refund, checks refunds.state.TRANSITIONS,
-writes, appends a RefundEvent and records the webhook (refund.processed / refund.failed) in the
-outbox. And `refund_event`, the one way a refund's timeline grows."""
+writes, moves the payment's refund totals, appends a RefundEvent and records the webhook
+(refund.processed / refund.failed) in the outbox. And `refund_event`, the one way a refund's
+timeline grows, and `refund_totals_follow`, the one rule of the payment's refund totals."""
 from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
 
 from payments.locks import lock_payment
+from payments.models import Payment
+from payments.services.refund_totals import payment_refund_totals_move
 from refunds import selectors
 from refunds.locks import lock_refund
 from refunds.models import Refund, RefundEvent
@@ -26,6 +29,21 @@ def refund_event(refund: Refund, kind: str, *, actor_name: str = SYSTEM_ACTOR, f
                                       actor_name=actor_name[:150], detail=detail)
 
 
+def _share(status: str | None, amount: int) -> tuple[int, int]:
+    """What a refund of `amount` paise in `status` adds to its payment's (refunded, pending)."""
+    return (amount if status == selectors.REFUNDED_STATUS else 0,
+            amount if status == selectors.PENDING_STATUS else 0)
+
+
+def refund_totals_follow(payment: Payment, refund: Refund, *, before: str | None) -> None:
+    """Move the payment's refund totals as `refund` went from status `before` (None: it is new)
+    to its status now: refunded counts SUCCESS refunds, pending INITIATED ones, a FAILED refund
+    neither. Called under the payment's lock, in the transaction that changed the refund
+    (payments.services.refund_totals)."""
+    (old_refunded, old_pending), (refunded, pending) = _share(before, refund.amount), _share(refund.status, refund.amount)
+    payment_refund_totals_move(payment, refunded=refunded - old_refunded, pending=pending - old_pending)
+
+
 def _transition(refund_pk: int, target: str, *, detail: dict | None, actor_name: str = SYSTEM_ACTOR,
                 **fields) -> Refund:
     payment_pk = Refund.objects.values_list("payment_id", flat=True).get(pk=refund_pk)
@@ -41,10 +59,11 @@ def _transition(refund_pk: int, target: str, *, detail: dict | None, actor_name:
     for name, value in fields.items():
         setattr(refund, name, value)
     refund.save()
+    refund_totals_follow(payment, refund, before=previous)
     refund_event(refund, RefundEvent.Kind.STATUS, actor_name=actor_name, from_status=previous, to_status=target,
            **(detail or {}))
     payload = refund_webhook_payload(refund, paid_amount=selectors.payment_paid_amount(payment),
-                                     refunded_amount=selectors.refunded_amount(payment))
+                                     refunded_amount=payment.refunded_amount)
     # A payment created with its own webhookUrl (S2S) has its refunds' events sent there too.
     event_record(merchant=refund.merchant, event_type=EVENT_TYPES[target], payload=payload,
                  subject_id=refund.refund_id, url=payment.webhook_url)

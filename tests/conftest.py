@@ -65,6 +65,27 @@ def pytest_sessionfinish(session, exitstatus):
         print(f"\nFiles beside the repository were opened (a lone clone has none): {sorted(set(_outside_reads))[:10]}")
 
 
+# A payment's refund totals are its own columns (Payment.refunded_amount,
+# Payment.refund_pending_amount), moved by refunds as each refund starts and ends. After every
+# test that used the database, and passed, they must equal the sums of the payment's refunds
+# (refunds.selectors states the rule): a write of a refund that forgot them fails here, in any
+# area, the test that made it. Tests make refunds through the services or
+# tests.support.factories.make_refund, which keep the totals.
+_DATABASE_FIXTURES = {"db", "transactional_db", "_django_db_helper", "live_server"}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    result = yield  # a failing test raises here, and is not checked
+    if item.get_closest_marker("django_db") or _DATABASE_FIXTURES & set(item.fixturenames):
+        from refunds.selectors import payments_with_refund_totals_off
+
+        off = payments_with_refund_totals_off()
+        assert not off, ("payments whose refund totals are not the sums of their refunds "
+                         f"(pk, refunded, pending, sum of SUCCESS, sum of INITIATED): {off[:5]}")
+    return result
+
+
 def pytest_configure(config):
     from django.test import TransactionTestCase
 

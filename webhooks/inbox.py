@@ -1,6 +1,7 @@
 """The webhook inbox (staging only): an address of the gateway itself that receives a
 merchant's webhooks, checks each signature with that merchant's webhook secret as a merchant's
-receiver would (docs/webhooks.md), and keeps what arrived for the inbox page.
+receiver would (docs/webhooks.md), and keeps the deliveries that verified for the inbox page;
+of the POSTs it refused it keeps only their number and the latest reason.
 
 It lets a developer see a signed webhook arrive before writing a receiver. Its address is
 `<GATEWAY_PUBLIC_URL>/sandbox/webhooks/<token>`: like every /sandbox/ path it answers 404 in
@@ -12,9 +13,12 @@ from __future__ import annotations
 import hmac
 import json
 import time
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
 
 from gateway.core.errors import ValidationError
 from gateway.platform.models import Merchant
@@ -75,9 +79,26 @@ def signature_check(secret: str, header: str | None, body: bytes, *, now_ms: int
     return True, "signature verified with the merchant's current webhook secret"
 
 
-def inbox_receive(*, inbox: WebhookInbox, headers: dict[str, str], body: bytes) -> WebhookInboxMessage:
-    """Check and keep one received POST; only the latest KEEP_LATEST per inbox are kept."""
+@dataclass(frozen=True)
+class Received:
+    """What the inbox made of one POST: the kept delivery when its signature verified, else
+    None and why not."""
+
+    verified: bool
+    reason: str
+    message: WebhookInboxMessage | None = None
+
+
+def inbox_receive(*, inbox: WebhookInbox, headers: dict[str, str], body: bytes) -> Received:
+    """Check one received POST. A delivery whose signature verifies is kept (only the latest
+    KEEP_LATEST per inbox); any other is only counted, with its reason: the address is known to
+    whoever saw it, and an unsigned POST must not show on the page as a webhook nor push a real
+    delivery out of the ones kept."""
     verified, reason = signature_check(inbox.merchant.webhook_secret, headers.get("X-Service-Signature"), body)
+    if not verified:
+        WebhookInbox.objects.filter(pk=inbox.pk).update(
+            refused_count=F("refused_count") + 1, last_refused_at=timezone.now(), last_refused_reason=reason[:300])
+        return Received(False, reason)
     text = body.decode("utf-8", errors="replace")
     event_type = headers.get("X-Service-Event-Type", "")
     try:
@@ -88,8 +109,8 @@ def inbox_receive(*, inbox: WebhookInbox, headers: dict[str, str], body: bytes) 
         message = WebhookInboxMessage.objects.create(
             inbox=inbox, event_id=headers.get("X-Service-Event-Id", "")[:100], event_type=event_type[:64],
             headers={name: value for name, value in headers.items() if name.lower() not in _HIDDEN_HEADERS},
-            body=text, verified=verified, reason=reason)
+            body=text, verified=True, reason=reason)
         stale = inbox.messages.order_by("-received_at", "-id").values_list("id", flat=True)[
             WebhookInboxMessage.KEEP_LATEST:]
         WebhookInboxMessage.objects.filter(id__in=list(stale)).delete()
-    return message
+    return Received(True, reason, message)

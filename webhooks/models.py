@@ -62,8 +62,9 @@ class WebhookDelivery(models.Model):
     event = models.ForeignKey(WebhookEvent, on_delete=models.CASCADE, related_name="deliveries")
     # Denormalised from the event for the per-merchant log and its index.
     merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="webhook_deliveries")
-    # Where this delivery goes when its payment named its own address (S2S webhookUrl);
-    # blank: the merchant's webhook address, read at each attempt (`address`).
+    # Where this delivery goes when its payment named its own address (S2S webhookUrl, which
+    # arrived in an API request and so never reaches a private network: webhooks.delivery);
+    # blank: the merchant's webhook address, set by staff, read at each attempt (`address`).
     url = models.CharField("address of this delivery", max_length=500, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     # Every attempt ever made, resends included.
@@ -159,13 +160,21 @@ class WebhookInbox(models.Model):
     merchant = models.OneToOneField(Merchant, on_delete=models.CASCADE, related_name="webhook_inbox")
     token = models.CharField(max_length=32, unique=True, default=new_inbox_token, editable=False)
     created_at = models.DateTimeField(default=timezone.now)
+    # POSTs refused because their signature did not verify. Only their number and the latest
+    # reason are kept, never what they carried: anyone who knows the address can post to it, and
+    # what they post must neither be shown as a webhook nor push real deliveries out of the
+    # KEEP_LATEST kept (issue 29, finding 7).
+    refused_count = models.PositiveIntegerField(default=0)
+    last_refused_at = models.DateTimeField(null=True, blank=True)
+    last_refused_reason = models.CharField(max_length=300, blank=True)
 
     def __str__(self) -> str:
         return f"webhook inbox of {self.merchant.code}"
 
 
 class WebhookInboxMessage(models.Model):
-    """One POST the inbox received, as it arrived, and what checking its signature found."""
+    """One delivery the inbox received whose signature verified, as it arrived. (`verified`
+    and `reason` date from when refused POSTs were kept too; every row written now verified.)"""
 
     KEEP_LATEST = 100
 

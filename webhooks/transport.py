@@ -79,8 +79,10 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:500]
 
 
-def post(url: str, body: bytes, headers: dict, *, timeout: float) -> Result:
-    """POST `body` to `url` and report what happened. Never raises for network trouble."""
+def post(url: str, body: bytes, headers: dict, *, timeout: float, from_request: bool = False) -> Result:
+    """POST `body` to `url` and report what happened. Never raises for network trouble.
+    `from_request`: the address arrived in an API request, so it is never let reach a private
+    network (gateway.core.urlcheck.private_allowed)."""
     started = time.monotonic()
 
     def finish(**kwargs) -> Result:
@@ -91,7 +93,7 @@ def post(url: str, body: bytes, headers: dict, *, timeout: float) -> Result:
         return finish(error="the webhook address is not an http(s) address")
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        addresses = webhook_host_addresses(parts.hostname, port, field="")
+        addresses = webhook_host_addresses(parts.hostname, port, field="", from_request=from_request)
     except GatewayError as exc:
         return finish(error=f"address refused at delivery time: {exc.message}")
 

@@ -319,8 +319,8 @@ class AuditActionFilter(admin.SimpleListFilter):
         "merchant.create", "merchant.update", "merchant.rotate_api_key", "merchant.rotate_secret_key",
         "merchant.rotate_webhook_secret", "merchant.reencrypt_secrets", "refund.initiate", "refund.initiate_refused", "refund.review_release",
         "webhook.resend", "webhook.test_send", "token.delete", "settlement.export",
-        "payment_link.create", "payment_link.cancel",
-        "staff_user.create", "staff_user.update", "staff_user.delete",
+        "payment_link.create", "payment_link.cancel", "payment_link.customer_cancel",
+        "staff_user.create", "staff_user.update", "staff_user.delete", "staff_user.unlock",
         "staff_group.create", "staff_group.update", "staff_group.delete",
     )
 
@@ -380,6 +380,19 @@ def _permission_names(permissions) -> list[str]:
 
 class AuditedUserAdmin(AuditedAccountMixin, UserAdmin):
     audit_name = "staff_user"
+    actions = ["release_sign_in_locks"]
+
+    @admin.action(description="Release the sign-in locks of the selected accounts")
+    def release_sign_in_locks(self, request, queryset):
+        # Whoever manages staff accounts (superusers: auth.change_user) lets a locked-out colleague
+        # back in at once, from any address, instead of waiting out the lock (docs/console.md).
+        if not request.user.has_perm("auth.change_user"):
+            raise PermissionDenied("Releasing a sign-in lock needs the permission auth.change_user.")
+        from gateway.platform.signin import sign_in_locks_release
+
+        released = [user.get_username() for user in queryset if sign_in_locks_release(user=user, actor=request.user)
+                    is not None]
+        self.message_user(request, f"Sign-in locks released for {', '.join(released)}.")
 
     def audit_snapshot(self, obj) -> dict:
         return {"username": obj.username, "is_active": obj.is_active, "is_staff": obj.is_staff,

@@ -233,8 +233,8 @@ def payment_story(payment) -> PaymentStory:
     totals = {
         "amount": money(payment.amount),
         "paid": money(payment.paid_amount) if payment.paid_amount else "—",
-        "refunded": money(refund_selectors.refunded_amount(payment)),
-        "refund_pending": money(refund_selectors.refund_pending_amount(payment)),
+        "refunded": money(payment.refunded_amount),
+        "refund_pending": money(payment.refund_pending_amount),
         "refundable": money(refundable),
     }
     return PaymentStory(payment, entries, refunds, deliveries, totals, refundable,

@@ -38,32 +38,46 @@ def _is_private(address: str) -> bool:
     return not ip.is_global or ip.is_multicast or ip.is_unspecified or ip.is_reserved
 
 
-def validate_webhook_url(url: str, *, field: str = "webhookUrl") -> str:
-    """Accept http(s) addresses with a host; outside development, refuse any host that
-    resolves to an address that is not globally routable (loopback, private, link-local,
-    carrier-grade NAT, multicast, reserved, or an IPv6 address wrapping one of those)."""
+def private_allowed(*, from_request: bool) -> bool:
+    """Whether a webhook address may reach loopback and private networks. One that arrived in
+    an API request (S2S webhookUrl) never may: any holder of a merchant's API key could aim the
+    gateway's workers at its own network. Addresses staff set (the merchant's, the webhook
+    inbox's) may where WEBHOOK_ALLOW_PRIVATE_ADDRESSES says so (staging). The one exception is
+    WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE, a setting for tests (receivers on loopback),
+    which start-up refuses in production (gateway.E011)."""
+    if from_request:
+        return bool(getattr(settings, "WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE", False)) and not settings.IS_PRODUCTION
+    return settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES
+
+
+def validate_webhook_url(url: str, *, field: str = "webhookUrl", from_request: bool = False) -> str:
+    """Accept http(s) addresses with a host; unless private_allowed (staging, for addresses
+    staff set), refuse any host that resolves to an address that is not globally routable
+    (loopback, private, link-local, carrier-grade NAT, multicast, reserved, or an IPv6 address
+    wrapping one of those). `from_request`: the address arrived in an API request."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValidationError("must be an http or https address with a host", field=field)
     if parts.username or parts.password:
         raise ValidationError("must not carry credentials", field=field)
-    if settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES:
+    if private_allowed(from_request=from_request):
         return url
-    webhook_host_addresses(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), field=field)
+    webhook_host_addresses(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), field=field,
+                           from_request=from_request)
     return url
 
 
-def webhook_host_addresses(host: str, port: int, *, field: str = "webhookUrl") -> list[str]:
-    """Resolve `host` once and return its addresses. Outside development, raise ValidationError
-    when it does not resolve or when any address is internal. Webhook delivery connects to an
-    address returned here, so a DNS answer that changes after the check (rebinding) cannot
-    steer the request into a private range."""
+def webhook_host_addresses(host: str, port: int, *, field: str = "webhookUrl", from_request: bool = False) -> list[str]:
+    """Resolve `host` once and return its addresses. Unless private_allowed, raise
+    ValidationError when it does not resolve or when any address is internal. Webhook delivery
+    connects to an address returned here, so a DNS answer that changes after the check
+    (rebinding) cannot steer the request into a private range."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
         raise ValidationError("host does not resolve", field=field) from None
     addresses = list(dict.fromkeys(info[4][0] for info in infos))
-    if not settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES and any(_is_private(a) for a in addresses):
+    if not private_allowed(from_request=from_request) and any(_is_private(a) for a in addresses):
         raise ValidationError("must resolve only to public addresses (not loopback, private, link-local, "
                               "carrier-grade NAT or reserved)", field=field)
     return addresses

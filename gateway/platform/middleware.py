@@ -12,7 +12,7 @@ from gateway.core.clientip import warn_if_proxy_unconfigured
 from gateway.core.errors import GatewayError, InternalError, MethodNotAllowed, NotFound, ValidationError, error_response
 from gateway.core.tracing import new_trace_id, reset_merchant, reset_trace_id, set_merchant, set_trace_id
 from gateway.core.customer_pages import customer_error_page
-from gateway.platform.views import is_console
+from gateway.platform.views import console_too_large, is_console
 
 logger = logging.getLogger("gateway.request")
 
@@ -80,7 +80,8 @@ def _discard_body(request, length: int | None) -> None:
 
 
 class ApiErrorMiddleware:
-    """Refuse oversized bodies before anything reads them, and put 404/405/500 answers that
+    """Refuse oversized bodies before anything reads them (the API's limit, or the console's
+    own with an HTML page), and put 404/405/500 answers that
     Django itself produced into the envelope."""
 
     def __init__(self, get_response):
@@ -91,7 +92,13 @@ class ApiErrorMiddleware:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             length = 0
-        if length > settings.API_MAX_BODY_BYTES:
+        if is_console(request):
+            # A person uploading a logo reads a page, not an envelope; and the console's forms
+            # have a limit of their own (a 512 KB logo), not the API's 64 KiB.
+            if length > settings.CONSOLE_MAX_BODY_BYTES:
+                _discard_body(request, length)
+                return console_too_large(request, length)
+        elif length > settings.API_MAX_BODY_BYTES:
             _discard_body(request, length)
             return error_response(ValidationError(
                 f"request body is {length} bytes; the limit is {settings.API_MAX_BODY_BYTES}", field="body"))

@@ -53,6 +53,16 @@ CHANGE_MERCHANT = "gateway.change_merchant"         # edit a merchant, rotate it
 CREATE_PAYMENT_LINK = "payments.add_paymentlink"     # make a payment link (payments/admin.py)
 CANCEL_PAYMENT_LINK = "payments.cancel_paymentlink"  # cancel an unpaid payment link (payments/admin.py)
 
+# Staff accounts and groups: whoever may change them may give themselves any permission above.
+MANAGE_STAFF = ("auth.add_user", "auth.change_user", "auth.add_group", "auth.change_group",
+                "auth.add_permission", "auth.change_permission")
+
+# What needs a second factor in production (gateway/platform/signin.py), however it is held:
+# moving money (refunds, a late approval given back, payment links asking a customer for money),
+# revealing or rotating a secret and changing a merchant, and changing who holds what.
+SECOND_FACTOR_PERMISSIONS = (INITIATE_REFUND, SETTLE_REVERSAL, CREATE_PAYMENT_LINK, CANCEL_PAYMENT_LINK,
+                             EXPORT_SETTLEMENT, ADD_MERCHANT, CHANGE_MERCHANT, *MANAGE_STAFF)
+
 _SUPPORT = (*READ, RESEND_WEBHOOK, DELETE_TOKEN)
 
 ROLES: dict[str, tuple[str, ...]] = {

@@ -131,6 +131,15 @@ def _console_not_found(request):
     return _console_page(request, "admin/404.html", 404, title="Page not found", path=request.path)
 
 
+def console_too_large(request, length: int):
+    """The console's answer to a body over CONSOLE_MAX_BODY_BYTES (413), as a page in its look."""
+    from gateway.platform.brand import LOGO_MAX_BYTES
+
+    return _console_page(request, "admin/413.html", 413, title="Upload too large",
+                         size_kb=-(-length // 1024), limit_kb=settings.CONSOLE_MAX_BODY_BYTES // 1024,
+                         logo_kb=LOGO_MAX_BYTES // 1024)
+
+
 def server_error(request):
     from gateway.core.customer_pages import customer_error_page
 

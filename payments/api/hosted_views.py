@@ -22,7 +22,8 @@ from payments.api.hosted_serializers import (
     TransactionSchema,
 )
 from payments.api.order_serializers import order_details_validate
-from payments.selectors import NOT_FOUND_MESSAGE, PaymentForEnquiry, payment_get_for_enquiry
+from payments.models import Payment
+from payments.selectors import NOT_FOUND_MESSAGE, payment_get_for_enquiry
 from payments.services.enquiry import enquiry_body_form, enquiry_transaction
 from payments.services.hosted.creation import hosted_payment_submit
 from payments.services.idempotency import HEADER as IDEMPOTENCY_HEADER
@@ -107,8 +108,7 @@ class HostedPaymentsView(GatewayAPIView):
                                           timestamp=query.get("timestamp"),
                                           fields=(fields["merchantId"], fields["merchantTxnId"], 0, "INR"))
         found = _enquiry_find(request.user, fields)
-        return Response(enquiry_transaction(found.payment, refunded=found.refunded_amount,
-                                            refund_pending=found.refund_pending_amount))
+        return Response(enquiry_transaction(found))
 
 
 class PaymentEnquiryView(GatewayAPIView):
@@ -136,21 +136,20 @@ class PaymentEnquiryView(GatewayAPIView):
         if "checksum" in data or "timestamp" in data or request.user.signed_requests_required:
             found = _enquiry_checksum_verify(request.user, fields, verify_timestamp(data.get("timestamp")))
         found = found or _enquiry_find(request.user, fields)
-        return Response(enquiry_body_form(found.payment, refunded=found.refunded_amount,
-                                          refund_pending=found.refund_pending_amount))
+        return Response(enquiry_body_form(found))
 
 
-def _enquiry_find(merchant, fields: dict) -> PaymentForEnquiry:
+def _enquiry_find(merchant, fields: dict) -> Payment:
     """The merchant's payment with that merchantTxnId. An spTxnId naming another payment (or
     none) is NOT_FOUND with the message of an absent one: the two ids must name one payment."""
     found = payment_get_for_enquiry(merchant=merchant, merchant_txn_id=fields["merchantTxnId"])
     sp_txn_id = fields.get("spTxnId")
-    if sp_txn_id is not None and not constant_time_equals(sp_txn_id, found.payment.sabpaisa_txn_id):
+    if sp_txn_id is not None and not constant_time_equals(sp_txn_id, found.sabpaisa_txn_id):
         raise NotFound(NOT_FOUND_MESSAGE)
     return found
 
 
-def _enquiry_checksum_verify(merchant, fields: dict, timestamp: int) -> PaymentForEnquiry | None:
+def _enquiry_checksum_verify(merchant, fields: dict, timestamp: int) -> Payment | None:
     """Accept a checksum over merchantId|merchantTxnId|0|INR|timestamp (the SDK 3.0.0's) or over
     the payment's real amount and currency (what some merchant code signs, issue 17). The
     first needs no lookup; the second needs the payment, which is returned. Raises
@@ -165,5 +164,5 @@ def _enquiry_checksum_verify(merchant, fields: dict, timestamp: int) -> PaymentF
             found = _enquiry_find(merchant, fields)
         except NotFound:
             raise InvalidSignature() from None
-    verify_checksum(merchant.secret_key, given, code, txn, found.payment.amount, found.payment.currency, timestamp)
+    verify_checksum(merchant.secret_key, given, code, txn, found.amount, found.currency, timestamp)
     return found

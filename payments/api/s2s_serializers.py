@@ -253,8 +253,8 @@ def s2s_request_validate(body) -> dict:
 
 
 def _webhook_url(value) -> str:
-    """webhookUrl, checked as the merchant's own webhook address is (gateway.core.urlcheck): "" when
-    not sent (null or empty mean not sent)."""
+    """webhookUrl, checked as the merchant's own webhook address is in production
+    (gateway.core.urlcheck), in every environment: "" when not sent (null or empty mean not sent)."""
     if value is None or value == "":
         return ""
     if not isinstance(value, str):
@@ -263,4 +263,5 @@ def _webhook_url(value) -> str:
         raise ValidationError(f"must be at most {WEBHOOK_URL_MAX} characters", field="webhookUrl")
     if CONTROL.search(value) or not is_unicode(value):
         raise ValidationError("must not contain control characters", field="webhookUrl")
-    return validate_webhook_url(value, field="webhookUrl")
+    # It arrived in an API request: public addresses only, in staging too (issue 29).
+    return validate_webhook_url(value, field="webhookUrl", from_request=True)

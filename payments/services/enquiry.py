@@ -29,10 +29,9 @@ def enquiry_payment_mode(payment: Payment) -> str | None:
     return None
 
 
-def enquiry_transaction(payment: Payment, *, refunded: int, refund_pending: int) -> dict:
+def enquiry_transaction(payment: Payment) -> dict:
     """The interface's Transaction (GET /api/v2/payments), plus bankRrn, the refunded amounts
-    (paise, as payments.selectors.payment_get_for_enquiry reads them with the payment) and
-    SabPaisa's fields (the module docstring). PROCESSING reads PENDING: the interface's enquiry
+    (paise, the payment's own columns, which refunds keeps) and SabPaisa's fields (the module docstring). PROCESSING reads PENDING: the interface's enquiry
     enum has no PROCESSING."""
     return {
         "success": True,
@@ -54,8 +53,8 @@ def enquiry_transaction(payment: Payment, *, refunded: int, refund_pending: int)
         "initiatedAt": _iso(payment.created_at),
         "completedAt": _iso(payment.completed_at),
         # Paise. Refunded = SUCCESS refunds (the bank returned the money); pending = INITIATED ones.
-        "refundedAmount": refunded,
-        "refundPendingAmount": refund_pending,
+        "refundedAmount": payment.refunded_amount,
+        "refundPendingAmount": payment.refund_pending_amount,
         "traceId": current_trace_id(),
     }
 
@@ -67,8 +66,8 @@ def _iso(value: datetime | None) -> str | None:
     return value.astimezone(dt_timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def enquiry_body_form(payment: Payment, *, refunded: int, refund_pending: int) -> dict:
+def enquiry_body_form(payment: Payment) -> dict:
     """POST /api/v2/payments/enquiry: the Transaction and the body form's own fields
     (amountPaise, paymentMode, bankRrn), so a client written against either form works."""
-    return {**enquiry_transaction(payment, refunded=refunded, refund_pending=refund_pending),
+    return {**enquiry_transaction(payment),
             "amountPaise": payment.amount}

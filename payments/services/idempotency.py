@@ -63,8 +63,9 @@ IDEMPOTENCY_TTL = timedelta(hours=24)
 # (their timeouts are well below it); after it, the request is taken for dead.
 IDEMPOTENCY_LEASE = timedelta(seconds=getattr(settings, "IDEMPOTENCY_LEASE_SECONDS", 25))
 # How long a request with a key in flight waits for the first one's response. Longer than the
-# lease, so a waiter either gets the response or takes over from a request that died.
-IDEMPOTENCY_WAIT_SECONDS = getattr(settings, "IDEMPOTENCY_WAIT_SECONDS", 30)
+# lease, so a waiter either gets the response or takes over from a request that died; well
+# below the web worker's timeout (check_wait_below_worker_timeout).
+IDEMPOTENCY_WAIT_SECONDS = settings.IDEMPOTENCY_WAIT_SECONDS
 HEADER = "X-Idempotency-Key"
 KEY_MAX = 255
 # Visible ASCII, no spaces: UUIDs, ULIDs and order numbers all fit.
@@ -126,6 +127,31 @@ class Lease:
 
 
 _BUSY = object()  # another request holds the key: wait and look again
+
+
+def check_wait_below_worker_timeout(app_configs=None, **kwargs):
+    """System check (payments.E001): a request that waits out IDEMPOTENCY_WAIT_SECONDS may then
+    take the key over from a request that died and call the acquirer, which may take
+    CALL_TIME_LIMIT. All of it must end before gunicorn's worker timeout
+    (WEB_WORKER_TIMEOUT_SECONDS, gunicorn.conf.py), or the waiting request is killed instead of
+    answered. gunicorn's default timeout, 30 s, equalled the wait."""
+    from django.core.checks import Error
+
+    from payments.acquirer.base import CALL_TIME_LIMIT
+
+    wait, timeout = settings.IDEMPOTENCY_WAIT_SECONDS, settings.WEB_WORKER_TIMEOUT_SECONDS
+    room = CALL_TIME_LIMIT.total_seconds()
+    lease = IDEMPOTENCY_LEASE.total_seconds()
+    if wait <= lease or wait + room > timeout:
+        return [Error(
+            f"IDEMPOTENCY_WAIT_SECONDS ({wait:g} s) must be longer than the key's lease ({lease:g} s) and, with "
+            f"the {room:g} s an acquirer call may take after it, within the web worker timeout "
+            f"WEB_WORKER_TIMEOUT_SECONDS ({timeout:g} s): otherwise gunicorn kills a request waiting for an "
+            "X-Idempotency-Key instead of answering it.",
+            hint=f"Keep WEB_WORKER_TIMEOUT_SECONDS at least IDEMPOTENCY_WAIT_SECONDS + {room:g} "
+                 "(the defaults: 30 and 120).",
+            id="payments.E001")]
+    return []
 
 
 def idempotency_key_clean(value) -> str | None:

@@ -119,8 +119,8 @@ class RefundsView(GatewayAPIView):
                 "merchantTxnId": payment.merchant_txn_id,
                 "paidAmountPaise": (selectors.payment_paid_amount(payment)
                                     if payment.status == Payment.Status.SUCCESS else 0),
-                "refundedAmount": selectors.refunded_amount(payment),
-                "refundPendingAmount": selectors.refund_pending_amount(payment),
+                "refundedAmount": payment.refunded_amount,
+                "refundPendingAmount": payment.refund_pending_amount,
                 "refundableAmount": selectors.refundable_amount(payment),
             })
         body.update({

@@ -16,7 +16,7 @@ from payments.models import AcquirerNotice, Payment, PaymentEvent, Reversal
 from payments.services.transitions import payment_expire
 from refunds.models import Refund
 from tests.acquirer_cashfree.double import CLIENT_SECRET, cashfree_double  # noqa: F401
-from tests.support.factories import make_payment
+from tests.support.factories import make_payment, make_refund
 from tests.support.factories import make_merchant
 from webhooks.models import WebhookEvent
 
@@ -209,8 +209,8 @@ def refunding(shop, client, cashfree, amount=10000, refund_id="rf_cf_0001") -> R
     cashfree.settle_payment(payment.sabpaisa_txn_id, "SUCCESS")
     payment.refresh_from_db()
     assert payment.status == S.SUCCESS
-    refund = Refund.objects.create(merchant=payment.merchant, payment=payment, amount=amount, currency="INR",
-                                   status=Refund.Status.INITIATED, refund_id=refund_id)
+    refund = make_refund(payment, amount=amount, currency="INR",
+                         status=Refund.Status.INITIATED, refund_id=refund_id)
     client.create_refund(order_id=payment.sabpaisa_txn_id, refund_id=cashfree_refund_id(refund_id), amount=amount,
                          idempotency_key=idempotency_key(refund_id))
     return refund

@@ -104,3 +104,56 @@ def test_support_can_read_but_not_change_the_brand_or_methods(as_role, acme):
     assert response.status_code == 403
     assert not MerchantBrand.objects.filter(merchant=acme.merchant).exists()
     assert Merchant.objects.get(pk=acme.merchant.pk).payment_methods == {}
+
+
+def noisy_png(side: int) -> io.BytesIO:
+    """A PNG that does not compress (random pixels): about 3 × side² bytes."""
+    import os
+
+    out = io.BytesIO()
+    Image.frombytes("RGB", (side, side), os.urandom(side * side * 3)).save(out, format="PNG")
+    out.seek(0)
+    out.name = "logo.png"
+    return out
+
+
+def test_a_logo_the_console_promises_is_accepted_above_the_apis_64_kib(as_role, acme):
+    """Issue 29, finding 8: the page promises 512 KB, but every body over the API's 64 KiB was
+    refused with the API's JSON envelope before the form saw it."""
+    logo = noisy_png(250)  # about 190 KB
+    assert 64 * 1024 < len(logo.getvalue()) < 512 * 1024
+    response = as_role("administrators").post(change_url(acme), form_data(acme, logo=logo))
+    assert response.status_code == 302, response.content[:500]
+    assert MerchantBrand.objects.get(merchant=acme.merchant).logo_sha256
+
+
+def test_a_logo_over_512_kb_is_a_form_error(as_role, acme):
+    logo = noisy_png(440)  # about 580 KB: within the console's body limit, over the logo's
+    assert 512 * 1024 < len(logo.getvalue()) < 1024 * 1024 - 64 * 1024
+    response = as_role("administrators").post(change_url(acme), form_data(acme, logo=logo))
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/html")
+    assert "At most 512 KB." in response.content.decode()
+    assert not MerchantBrand.objects.filter(merchant=acme.merchant).exists()
+
+
+def test_a_body_over_the_consoles_limit_gets_an_html_page_not_the_apis_envelope(as_role, acme):
+    logo = noisy_png(700)  # about 1.4 MB
+    response = as_role("administrators").post(change_url(acme), form_data(acme, logo=logo))
+    assert response.status_code == 413 and response["Content-Type"].startswith("text/html")
+    page = response.content.decode()
+    assert 'data-testid="too-large"' in page and "at most 512 KB" in page
+    assert not MerchantBrand.objects.filter(merchant=acme.merchant).exists()
+    # The API keeps its own limit and its envelope.
+    api = as_role(None).post("/api/v2/refunds", data=b"{" + b" " * (70 * 1024) + b"}",
+                             content_type="application/json")
+    assert api.status_code == 400 and api.json()["errorCode"] == "VALIDATION_ERROR"
+
+
+def test_a_console_body_limit_below_the_logo_is_refused_at_start():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", "import django; django.setup()"], capture_output=True, text=True,
+                            env={**__import__("os").environ, "DJANGO_SETTINGS_MODULE": "gateway.settings",
+                                 "CONSOLE_MAX_BODY_BYTES": str(300 * 1024)})
+    assert result.returncode != 0 and "CONSOLE_MAX_BODY_BYTES" in result.stderr

@@ -13,7 +13,7 @@ from gateway.platform.models import AuditRecord
 from payments.models import Payment
 from refunds.models import Refund
 from tests.console.conftest import screenshot
-from tests.support.factories import make_merchant, make_payment, staff_in, story_payment
+from tests.support.factories import make_merchant, make_payment, make_refund, staff_in, story_payment
 from webhooks.models import WebhookDelivery
 from webhooks.services import delivery_attempt_run
 
@@ -45,7 +45,7 @@ def busy_day(shop, receiver):
                      customer_phone="9123456780")
     stuck = make_payment(shop, status=Payment.Status.PROCESSING)
     Payment.objects.filter(pk=stuck.pk).update(expires_at=timezone.now() - timedelta(minutes=20))
-    late = Refund.objects.create(merchant=shop.merchant, payment=make_payment(shop), amount=2_500)
+    late = make_refund(make_payment(shop), amount=2_500)
     Refund.objects.filter(pk=late.pk).update(created_at=timezone.now() - timedelta(minutes=40))
     broken = make_merchant(code="BROKENHOOK", webhook_url=receiver.url("/down"))
     receiver.respond_with(503)

@@ -12,7 +12,7 @@ from django.utils import timezone
 from gateway.console.dashboard import dashboard_context
 from payments.models import Payment
 from refunds.models import Refund
-from tests.support.factories import make_merchant, make_payment
+from tests.support.factories import make_merchant, make_payment, make_refund
 from webhooks.models import WebhookDelivery
 from webhooks.services import delivery_attempt_run
 
@@ -110,8 +110,8 @@ def test_payments_stuck_past_their_expiry_are_listed(as_role, shop):
 
 
 def test_refunds_pending_longer_than_15_minutes_are_listed(as_role, shop):
-    late = Refund.objects.create(merchant=shop.merchant, payment=make_payment(shop), amount=500)
-    fresh = Refund.objects.create(merchant=shop.merchant, payment=make_payment(shop), amount=500)
+    late = make_refund(make_payment(shop), amount=500)
+    fresh = make_refund(make_payment(shop), amount=500)
     Refund.objects.filter(pk=late.pk).update(created_at=timezone.now() - timedelta(minutes=16))
     Refund.objects.filter(pk=fresh.pk).update(created_at=timezone.now() - timedelta(minutes=14))
     context = dashboard_context()

@@ -7,8 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from payments.models import Payment
-from refunds.models import Refund
-from tests.support.factories import make_merchant, make_payment
+from tests.support.factories import make_merchant, make_payment, make_refund
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +34,7 @@ def make_rows(merchants, count: int) -> None:
         payment = make_payment(merchants[index % len(merchants)], customer_phone="9876543210" if index % 2 else "",
                                customer_email="someone@example.com" if index % 3 == 0 else "")
         if index % 5 == 0:
-            Refund.objects.create(merchant=payment.merchant, payment=payment, amount=100)
+            make_refund(payment, amount=100)
 
 
 def queries_for(client, url) -> CaptureQueriesContext:

@@ -13,7 +13,7 @@ from payments.acquirer.sandbox import REVERSAL_REFUSED_AMOUNT
 from payments.models import Payment, PaymentEvent, Reversal
 from payments.services.reversals import payment_late_approval_handle, reversal_submit
 from refunds.models import Refund
-from tests.support.factories import make_payment
+from tests.support.factories import make_payment, make_refund
 from webhooks.models import WebhookDelivery
 from webhooks.services import event_record
 
@@ -47,10 +47,10 @@ def queue(shop):
     done = late_approval(shop, rrn="333333333333")
     assert reversal_submit(reversal_pk=done.pk).status == Reversal.Status.REVERSED
     paid = make_payment(shop, amount=20000)
-    stuck = Refund.objects.create(merchant=shop.merchant, payment=paid, refund_id="rfnd_stuck", amount=1000,
-                                  needs_review=True, bank_attempts=10)
-    fresh = Refund.objects.create(merchant=shop.merchant, payment=paid, refund_id="rfnd_fresh", amount=1000)
-    old = Refund.objects.create(merchant=shop.merchant, payment=paid, refund_id="rfnd_old", amount=1000)
+    stuck = make_refund(paid, refund_id="rfnd_stuck", amount=1000,
+                        needs_review=True, bank_attempts=10)
+    fresh = make_refund(paid, refund_id="rfnd_fresh", amount=1000)
+    old = make_refund(paid, refund_id="rfnd_old", amount=1000)
     Refund.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(hours=2))
     event = event_record(merchant=shop.merchant, event_type="payment.success", payload={"event": "payment.success"},
                          subject_id=paid.sabpaisa_txn_id)

@@ -16,7 +16,7 @@ from django.utils import timezone
 from gateway.platform.models import AuditRecord
 from payments.models import Payment
 from refunds.models import Refund
-from tests.support.factories import make_merchant, make_payment
+from tests.support.factories import make_merchant, make_payment, make_refund
 
 pytestmark = pytest.mark.django_db
 
@@ -37,8 +37,8 @@ def paid(merchant, amount: int, completed_at: datetime, **fields) -> Payment:
 
 def refunded(payment: Payment, amount: int, status: str, processed_at: datetime | None) -> Refund:
     fields = {"bank_refund_reference": f"RF{payment.pk}{amount}"} if status == "SUCCESS" else {}
-    return Refund.objects.create(merchant=payment.merchant, payment=payment, amount=amount, status=status,
-                                 processed_at=processed_at, **fields)
+    return make_refund(payment, amount=amount, status=status,
+                       processed_at=processed_at, **fields)
 
 
 @pytest.fixture

@@ -26,9 +26,8 @@ from django.db import DatabaseError, connection
 
 from gateway.console.settlement import settlement_rows
 from payments.models import IdempotencyRecord, Payment
-from refunds.models import Refund
 from tests.support.deploy import ROOT, PgBouncer
-from tests.support.factories import make_merchant, make_payment, session_body
+from tests.support.factories import make_merchant, make_payment, make_refund, session_body
 from tests.support.worker import database_url_for_tests
 
 DAY = date(2025, 3, 14)
@@ -80,9 +79,9 @@ def settled_day(shop, count: int) -> None:
         payment = make_payment(shop, amount=10_000 + i)
         Payment.objects.filter(pk=payment.pk).update(
             completed_at=datetime.combine(DAY, time(10, i % 60), tzinfo=IST))
-        Refund.objects.create(merchant=payment.merchant, payment=payment, amount=100, status="SUCCESS",
-                              processed_at=datetime.combine(DAY, time(11, i % 60), tzinfo=IST),
-                              bank_refund_reference=f"RF{payment.pk}")
+        make_refund(payment, amount=100, status="SUCCESS",
+                    processed_at=datetime.combine(DAY, time(11, i % 60), tzinfo=IST),
+                    bank_refund_reference=f"RF{payment.pk}")
 
 
 def read_export_with_traffic_between_fetches(bouncer, merchant) -> list[list[str]]:

@@ -63,3 +63,28 @@ def test_a_result_page_wait_it_cannot_honour_is_refused_at_start(value):
     result = manage_check(CHECKOUT_RESULT_REDIRECT_SECONDS=value)
     assert result.returncode != 0
     assert "CHECKOUT_RESULT_REDIRECT_SECONDS" in result.stderr
+
+
+@pytest.mark.parametrize("env", [{"WEB_WORKER_TIMEOUT_SECONDS": "30"},   # gunicorn's default: the wait itself
+                                 {"WEB_WORKER_TIMEOUT_SECONDS": "89"},   # no room for the acquirer call after it
+                                 {"IDEMPOTENCY_WAIT_SECONDS": "100"},
+                                 {"IDEMPOTENCY_WAIT_SECONDS": "20"}],    # shorter than the key's lease
+                         ids=["timeout-equals-wait", "no-room-after-the-wait", "long-wait", "wait-below-lease"])
+def test_an_idempotency_wait_not_well_below_the_worker_timeout_is_refused_at_start(env):
+    result = manage_check(**env)
+    assert result.returncode != 0
+    assert "payments.E001" in result.stderr and "WEB_WORKER_TIMEOUT_SECONDS" in result.stderr
+
+
+def test_gunicorn_kills_a_worker_only_well_after_the_idempotency_wait():
+    """gunicorn.conf.py sets the timeout the start-up check judges (gunicorn's default, 30 s,
+    equalled the 30 s wait, so a waiting request could be killed instead of answered)."""
+    import runpy
+
+    from django.conf import settings
+
+    from payments.acquirer.base import CALL_TIME_LIMIT
+
+    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert config["timeout"] == settings.WEB_WORKER_TIMEOUT_SECONDS
+    assert config["timeout"] >= settings.IDEMPOTENCY_WAIT_SECONDS + CALL_TIME_LIMIT.total_seconds()

@@ -9,7 +9,7 @@ from gateway.platform.models import AuditRecord
 from payments.models import Payment
 from refunds.models import Refund
 from refunds.tasks import refund_process
-from tests.support.factories import make_payment, make_success_payment
+from tests.support.factories import make_payment, make_refund, make_success_payment
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +37,7 @@ def _form_refund_id(page) -> str:
 def test_initiate_page_shows_the_remaining_amount_in_rupees_and_fills_in_no_amount(finance, merchant):
     # Issue 20: a default of the whole amount was refunded by accident; amounts read in rupees.
     payment = make_success_payment(merchant, amount=10_000)
-    Refund.objects.create(merchant=payment.merchant, payment=payment, amount=2_500)
+    make_refund(payment, amount=2_500)
     page = finance.get(_url(payment))
     assert page.status_code == 200
     content = page.content.decode()
@@ -178,7 +178,7 @@ def test_refund_page_is_read_only_with_its_timeline(finance, merchant):
 
 def test_staff_cannot_edit_or_delete_a_refund(finance, merchant):
     payment = make_success_payment(merchant)
-    refund = Refund.objects.create(merchant=payment.merchant, payment=payment, amount=500)
+    refund = make_refund(payment, amount=500)
     # Refused by Django's admin (PermissionDenied, answered by the project's handler403).
     response = finance.post(f"/admin/refunds/refund/{refund.pk}/change/", {"status": "SUCCESS"})
     assert response.status_code in (401, 403)
@@ -186,3 +186,29 @@ def test_staff_cannot_edit_or_delete_a_refund(finance, merchant):
     assert finance.get("/admin/refunds/refund/add/").status_code in (401, 403)
     refund.refresh_from_db()
     assert refund.status == "INITIATED"
+
+
+def test_the_refund_page_shows_a_payments_refunds_a_page_at_a_time(finance, merchant):
+    """Issue 29, finding 10: the page loaded every refund of the payment to show the form; it now
+    pages them as the API does (20 a page, oldest first), with the count and links between pages."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    payment = make_success_payment(merchant, amount=1_000_000)
+    for index in range(45):
+        make_refund(payment, amount=100 + index, refund_id=f"many-{index:03d}")
+    with CaptureQueriesContext(connection) as queries:
+        first = finance.get(_url(payment)).content.decode()
+    assert "Refunds of this payment (45)" in first and "Page 1 of 3" in first
+    listed = re.findall(r">(many-\d{3})<", first)
+    assert listed == [f"many-{index:03d}" for index in range(20)]
+    assert '?page=1" rel="next"' in first and 'rel="prev"' not in first
+    # No query reads more than a page of refunds.
+    refund_reads = [q["sql"] for q in queries.captured_queries
+                    if 'FROM "refunds_refund"' in q["sql"] and "SELECT" in q["sql"] and "LIMIT" not in q["sql"]
+                    and "COUNT(" not in q["sql"] and "SUM(" not in q["sql"]]
+    assert refund_reads == []
+    last = finance.get(_url(payment) + "?page=2").content.decode()
+    assert re.findall(r">(many-\d{3})<", last) == [f"many-{index:03d}" for index in range(40, 45)]
+    assert "Page 3 of 3" in last and '?page=1" rel="prev"' in last and 'rel="next"' not in last
+    assert finance.get(_url(payment) + "?page=x").status_code == 200

@@ -6,7 +6,7 @@ from django.contrib.auth.models import Permission, User
 
 from gateway.platform.models import AuditRecord
 from refunds.models import Refund
-from tests.support.factories import make_success_payment
+from tests.support.factories import make_refund, make_success_payment
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +19,7 @@ def _staff(username, *codenames):
 
 def _flagged(merchant) -> Refund:
     payment = make_success_payment(merchant, amount=10_000)
-    refund = Refund.objects.create(merchant=payment.merchant, payment=payment, amount=2_500)
+    refund = make_refund(payment, amount=2_500)
     Refund.objects.filter(pk=refund.pk).update(bank_attempts=10, needs_review=True)
     return refund
 

@@ -76,8 +76,10 @@ def test_sandbox_test_amount_fails_and_records_refund_failed(merchant):
 def test_failed_refund_releases_its_amount(merchant):
     payment = make_success_payment(merchant, amount=SANDBOX_FAILURE)
     failed = _refund(merchant, payment)  # the whole payment: exactly the sandbox failure amount
+    payment.refresh_from_db()
     assert selectors.refundable_amount(payment) == 0
     refund_process(failed.pk)
+    payment.refresh_from_db()
     assert selectors.refundable_amount(payment) == SANDBOX_FAILURE
     again = _refund(merchant, payment, SANDBOX_FAILURE - 13)
     assert again.status == "INITIATED"
@@ -90,14 +92,14 @@ def test_refunded_amount_counts_processed_refunds_only(merchant):
     failed = _refund(merchant, payment, SANDBOX_FAILURE)
     refund_process(processed.pk)
     refund_process(failed.pk)
-    assert selectors.refunded_amount(payment) == 10_000
-    assert selectors.refund_pending_amount(payment) == 20_000
+    payment.refresh_from_db()
+    assert (payment.refunded_amount, payment.refund_pending_amount) == (10_000, 20_000)
     assert selectors.refundable_amount(payment) == 300_000 - 30_000
 
 
-def test_the_enquirys_refund_totals_follow_the_same_rule_as_the_selectors(merchant):
-    """The enquiry reads the totals in its one statement with refunds' SQL form of the rule
-    (refund_totals_sql, given to payments at app ready): it must agree with the ORM form."""
+def test_the_enquiry_reads_the_refund_totals_from_the_payments_row(merchant):
+    """The totals are the payment's columns, moved by each refund's creation and transitions:
+    the enquiry reads them with the payment and nothing of refunds."""
     from payments.selectors import payment_get_for_enquiry
 
     payment = make_success_payment(merchant, amount=300_000)
@@ -109,9 +111,19 @@ def test_the_enquirys_refund_totals_follow_the_same_rule_as_the_selectors(mercha
     refund_process(processed.pk)
     refund_process(failed.pk)
     found = payment_get_for_enquiry(merchant=merchant.merchant, merchant_txn_id=payment.merchant_txn_id)
-    assert (found.payment.pk, found.refunded_amount, found.refund_pending_amount) == (
-        payment.pk, selectors.refunded_amount(payment), selectors.refund_pending_amount(payment)) == (
-        payment.pk, 10_000, 20_000)
+    assert (found.pk, found.refunded_amount, found.refund_pending_amount) == (payment.pk, 10_000, 20_000)
+    other.refresh_from_db()
+    assert (other.refunded_amount, other.refund_pending_amount) == (0, 40_000)
+    assert selectors.payments_with_refund_totals_off() == []
+
+
+def test_a_refund_total_that_drifts_from_the_refunds_is_found(merchant):
+    """The check every test ends with (tests/conftest.py) sees a total that does not match."""
+    payment = make_success_payment(merchant, amount=300_000)
+    _refund(merchant, payment, 10_000)
+    Payment.objects.filter(pk=payment.pk).update(refund_pending_amount=9_999)
+    assert selectors.payments_with_refund_totals_off() == [(payment.pk, 0, 9_999, 0, 10_000)]
+    Payment.objects.filter(pk=payment.pk).update(refund_pending_amount=10_000)
 
 
 def test_processing_twice_submits_once_and_emits_one_event(merchant):

@@ -19,7 +19,7 @@ After every step, against the database:
 - a payment enters a final status at most once, and a final payment has exactly one webhook
   event (of its status), an open one none; likewise one refund.* event per final refund;
 - the non-FAILED refunds of a payment never sum to more than its paid amount, and only SUCCESS
-  payments have refunds;
+  payments have refunds; every payment's refund totals (its columns) are the sums of its refunds;
 - every status is the one a small model of the rules predicts, and every call raised exactly
   the error the model expected (or none).
 
@@ -72,6 +72,7 @@ from payments.state import TRANSITIONS as PAYMENT_TRANSITIONS
 from payments.state import InvalidTransition
 from refunds.models import Refund, RefundEvent
 from refunds.payloads import EVENT_TYPES as REFUND_EVENT_TYPES
+from refunds.selectors import payments_with_refund_totals_off
 from refunds.services import REFUND_MIN_AMOUNT, refund_create, refund_submit
 from refunds.state import TRANSITIONS as REFUND_TRANSITIONS
 from tests.support.factories import make_merchant
@@ -536,6 +537,12 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
             final = refund.status in Refund.FINAL_STATUSES
             assert webhooks[refund.refund_id] == ([REFUND_EVENT_TYPES[refund.status]] if final else []), (
                 f"refund {refund.refund_id} is {refund.status} with webhook events {webhooks[refund.refund_id]}")
+
+    @invariant()
+    def refund_totals_are_the_sums_of_the_refunds(self):
+        # The payment's columns, moved by refunds' creation and transitions, never drift from
+        # the refunds themselves (refunds.selectors.payments_with_refund_totals_off).
+        assert payments_with_refund_totals_off() == []
 
 
 @pytest.mark.django_db(transaction=True)

@@ -60,3 +60,64 @@ def _restore_env() -> None:
         os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     else:
         os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+# --- Content-Security-Policy violations ---------------------------------------------------------
+
+# Chromium's console words for a violation of an enforced policy (and of a report-only one).
+_POLICY_WORDS = ("Content Security Policy", "Content-Security-Policy")
+
+_LISTEN = """
+document.addEventListener("securitypolicyviolation", (event) => {
+  window.__policyViolation({
+    page: document.location.href, directive: event.effectiveDirective || event.violatedDirective,
+    blocked: event.blockedURI, source: event.sourceFile, line: event.lineNumber,
+    sample: event.sample, disposition: event.disposition,
+  });
+}, true);
+"""
+
+
+class PolicyViolations:
+    """Every Content-Security-Policy violation in one browser context, heard twice over: the
+    document's `securitypolicyviolation` event (the directive, what was blocked, where) and
+    Chromium's console error, which also names violations no event reports (a blocked inline
+    style attribute of an element the parser made before any listener could run is reported by
+    both; a violation in a worker only by the console). Both are listened to from before the
+    first byte of every page, frames included, through Playwright, which the page's own policy
+    cannot block.
+
+        violations = PolicyViolations(context)
+        page = context.new_page(); page.goto(...)
+        violations.assert_none(page, "the checkout's method list")
+    """
+
+    def __init__(self, context):
+        self.events: list[dict] = []
+        self.console: list[str] = []
+        context.expose_binding("__policyViolation", lambda source, found: self.events.append(found))
+        context.add_init_script(_LISTEN)
+        context.on("console", self._console)
+
+    def _console(self, message) -> None:
+        if message.type in ("error", "warning") and any(words in message.text for words in _POLICY_WORDS):
+            where = message.location or {}
+            self.console.append(f"{where.get('url', '?')}:{where.get('lineNumber', '?')}: {message.text}")
+
+    def __bool__(self) -> bool:
+        return bool(self.events or self.console)
+
+    def clear(self) -> None:
+        self.events.clear()
+        self.console.clear()
+
+    def report(self) -> str:
+        lines = [f"{v['page']}: {v['directive']} blocked {v['blocked'] or '(inline)'} at "
+                 f"{v['source'] or '?'}:{v['line']} {v['sample'] or ''}".rstrip() for v in self.events]
+        return "\n".join(lines + self.console)
+
+    def assert_none(self, page, where: str = "") -> None:
+        """Fails naming every violation seen since the last clear(). A round trip to `page`
+        first, so that whatever the browser reported before it has been heard."""
+        page.evaluate("0")
+        assert not self, f"Content-Security-Policy violations{' on ' + where if where else ''}:\n{self.report()}"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from django.contrib.auth.models import Group, User
+from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -19,6 +20,7 @@ from gateway.platform.models import Merchant
 from gateway.platform.services import merchant_create
 from payments.acquirer.sandbox import new_rrn
 from payments.cards import CardInput
+from payments.locks import lock_payment
 from payments.models import Payment
 from payments.services.hosted import hosted_card_pay, hosted_card_verify_otp, hosted_payment_create, hosted_redirect
 from payments.services.transitions import (
@@ -30,6 +32,7 @@ from payments.services.transitions import (
 from refunds.models import Refund
 from refunds.services import refund_create
 from refunds.tasks import refund_process
+from refunds.transitions import refund_totals_follow
 from webhooks.models import WebhookDelivery
 from webhooks.services import delivery_attempt_run
 
@@ -117,6 +120,20 @@ def make_payment(merchant, *, amount: int = 10_000, status: str = Payment.Status
     if status == Payment.Status.FAILED:
         return payment_mark_failed(payment_id=payment.pk, reason="declined (test)")
     return payment_mark_succeeded(payment_id=payment.pk, bank_rrn=new_rrn())
+
+
+def make_refund(payment: Payment, *, amount: int, status: str = "INITIATED", **fields):
+    """A refund row of `payment` in `status`, written as it stands (no rule checked, nothing sent
+    to the bank: for tests of what a page or a sweep does with a given row), with the payment's
+    refund totals moved as refunds' own writes move them (refunds.transitions.refund_totals_follow),
+    under its lock. `payment`'s totals are brought up to date too."""
+    with transaction.atomic():
+        locked = lock_payment(payment.pk)
+        fields.setdefault("merchant", locked.merchant)
+        refund = Refund.objects.create(payment=locked, amount=amount, status=status, **fields)
+        refund_totals_follow(locked, refund, before=None)
+    payment.refunded_amount, payment.refund_pending_amount = locked.refunded_amount, locked.refund_pending_amount
+    return refund
 
 
 def make_success_payment(merchant, *, amount: int = 10_000, **kwargs) -> Payment:

@@ -45,21 +45,41 @@ def test_a_correctly_signed_webhook_is_kept_verified_and_answered_200(client, db
     ({"HTTP_X_SERVICE_SIGNATURE": "nonsense"}, "malformed X-Service-Signature"),
     ({"HTTP_X_SERVICE_SIGNATURE": "1700000000000.abc="}, "beyond the 300 s"),
 ], ids=["missing", "malformed", "stale"])
-def test_an_unverifiable_webhook_is_kept_with_the_reason_and_answered_401(client, db, headers, reason):
+def test_an_unverifiable_webhook_is_refused_401_counted_and_not_kept(client, db, headers, reason):
     m = make_merchant()
     response = post(client, m, **headers)
     assert response.status_code == 401
     assert response.json()["errorCode"] == "INVALID_SIGNATURE"
     assert reason in response.json()["errorMessage"]
-    message = WebhookInboxMessage.objects.get()
-    assert not message.verified and reason in message.reason
+    assert not WebhookInboxMessage.objects.exists()
+    inbox = inbox_for_merchant(m.merchant)
+    assert inbox.refused_count == 1 and reason in inbox.last_refused_reason and inbox.last_refused_at
 
 
 def test_a_webhook_signed_with_another_secret_says_the_secret_or_body_differs(client, db):
     m = make_merchant()
     response = post(client, m, **signed_headers("whsec_someone-elses"))
     assert response.status_code == 401
-    assert "another webhook secret" in WebhookInboxMessage.objects.get().reason
+    assert "another webhook secret" in response.json()["errorMessage"]
+    assert "another webhook secret" in inbox_for_merchant(m.merchant).last_refused_reason
+    assert not WebhookInboxMessage.objects.exists()
+
+
+def test_unsigned_posts_never_push_verified_deliveries_out_of_the_ones_kept(client, db):
+    # Issue 29, finding 7: anyone who knows the address could flood it with unsigned POSTs
+    # and make the real deliveries disappear from the page.
+    m = make_merchant()
+    for _ in range(WebhookInboxMessage.KEEP_LATEST):
+        assert post(client, m, **signed_headers(m.webhook_secret)).status_code == 200
+    for _ in range(25):
+        assert post(client, m, b'{"event":"payment.success","forged":true}').status_code == 401
+    kept = WebhookInboxMessage.objects.filter(inbox__merchant=m.merchant)
+    assert kept.count() == WebhookInboxMessage.KEEP_LATEST and all(kept.values_list("verified", flat=True))
+    assert not kept.filter(body__contains="forged").exists()
+    assert inbox_for_merchant(m.merchant).refused_count == 25
+    html = client.get(inbox_path(inbox_for_merchant(m.merchant))).content.decode()
+    assert "forged" not in html and '<article data-verified="false"' not in html
+    assert 'data-refused="25"' in html and "<strong>25</strong> POSTs" in html
 
 
 def test_a_changed_body_is_not_verified():
@@ -71,16 +91,16 @@ def test_a_changed_body_is_not_verified():
     assert not verified and "body was changed" in reason
 
 
-def test_the_page_shows_each_delivery_with_headers_body_and_verdict(client, db):
+def test_the_page_shows_each_verified_delivery_and_the_refused_count_with_the_latest_reason(client, db):
     m = make_merchant()
     post(client, m, **signed_headers(m.webhook_secret))
     post(client, m, **signed_headers("whsec_wrong"))
     page = client.get(inbox_path(inbox_for_merchant(m.merchant)))
     assert page.status_code == 200
     html = page.content.decode()
-    assert html.count('<article data-verified="true"') == 1 and html.count('<article data-verified="false"') == 1
+    assert html.count('<article data-verified="true"') == 1 and '<article data-verified="false"' not in html
     assert "X-Service-Signature" in html and "&quot;sabpaisaTxnId&quot;: &quot;T1&quot;" in html
-    assert "another webhook secret" in html
+    assert 'data-refused="1"' in html and "another webhook secret" in html
 
 
 def test_one_merchants_inbox_is_not_another_merchants(client, db):

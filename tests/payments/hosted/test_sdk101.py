@@ -96,7 +96,9 @@ client.payments.create(merchant_txn_id="SDK101-NF-1", amount=50000, customer_nam
         assert (raised["raised"], raised["code"], raised["http_status"]) == ("NotFoundError", "NOT_FOUND", 404)
 
 
-def test_create_upi_s2s_with_its_own_webhook_url_and_a_live_staging_vpa(live_server, shop):
+def test_create_upi_s2s_with_its_own_webhook_url_and_a_live_staging_vpa(live_server, shop, settings):
+    # The receiver listens on loopback: the tests-only setting lets a request's webhookUrl reach it.
+    settings.WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE = True
     from webhooks.models import WebhookDelivery
     from webhooks.services import delivery_attempt_run
 

@@ -1,6 +1,10 @@
 """S2S webhookUrl (issue 17; SDK 1.0.1 sends it per payment): checked as the merchant's own
-webhook address is, stored on the payment, and every webhook of that payment (and of its
-refunds) goes there instead of the merchant's address, signed with the merchant's secret."""
+webhook address is in production, stored on the payment, and every webhook of that payment (and
+of its refunds) goes there instead of the merchant's address, signed with the merchant's secret.
+
+An address that arrives in an API request never reaches loopback or private networks, in
+staging too (issue 29): the tests whose receivers listen on loopback say so with the tests-only
+setting WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE (`loopback_receivers`)."""
 from __future__ import annotations
 
 import json
@@ -16,6 +20,13 @@ from webhooks.models import WebhookDelivery
 from webhooks.services import delivery_attempt_run
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def loopback_receivers(settings):
+    """The sanctioned way for a test to send a loopback webhookUrl: the tests-only setting,
+    refused (and ignored) in production."""
+    settings.WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE = True
 
 
 @pytest.fixture
@@ -43,7 +54,7 @@ def deliver_all():
         delivery_attempt_run(delivery.pk)
 
 
-def test_the_payments_webhook_goes_to_its_own_address(api, merchant_site, payments_site):
+def test_the_payments_webhook_goes_to_its_own_address(api, loopback_receivers, merchant_site, payments_site):
     tm = make_merchant(webhook_url=merchant_site.url("/hooks"))
     created = create(api, tm, webhookUrl=payments_site.url("/order-7/hook")).json()
     assert Payment.objects.get(payment_id=created["paymentId"]).webhook_url == payments_site.url("/order-7/hook")
@@ -59,7 +70,7 @@ def test_the_payments_webhook_goes_to_its_own_address(api, merchant_site, paymen
     assert delivery.attempt_rows.get().url == payments_site.url("/order-7/hook")
 
 
-def test_a_merchant_without_an_address_still_gets_the_payments_own(api, payments_site):
+def test_a_merchant_without_an_address_still_gets_the_payments_own(api, loopback_receivers, payments_site):
     tm = make_merchant(webhook_url="")
     created = create(api, tm, webhookUrl=payments_site.url("/hook")).json()
     pay(api, created["upiQrString"], "failure@sandbox")
@@ -67,7 +78,7 @@ def test_a_merchant_without_an_address_still_gets_the_payments_own(api, payments
     assert payments_site.wait_for(1)[0].json()["status"] == "FAILED"
 
 
-def test_other_payments_keep_the_merchants_address(api, merchant_site, payments_site):
+def test_other_payments_keep_the_merchants_address(api, loopback_receivers, merchant_site, payments_site):
     tm = make_merchant(webhook_url=merchant_site.url("/hooks"))
     create(api, tm, webhookUrl=payments_site.url("/hook"))
     plain = create(api, tm).json()
@@ -77,7 +88,7 @@ def test_other_payments_keep_the_merchants_address(api, merchant_site, payments_
     assert payments_site.requests == []
 
 
-def test_the_refunds_of_that_payment_are_sent_there_too(api, merchant_site, payments_site):
+def test_the_refunds_of_that_payment_are_sent_there_too(api, loopback_receivers, merchant_site, payments_site):
     from refunds.services import refund_create
 
     from payments.services.transitions import payment_mark_succeeded
@@ -114,4 +125,47 @@ def test_outside_staging_an_internal_address_is_refused_as_for_the_merchants_own
     body = assert_error(create(api, tm, webhookUrl="http://127.0.0.1:8000/hook"), "VALIDATION_ERROR",
                         field="webhookUrl")
     assert "public addresses" in body["errorMessage"]
+    assert Payment.objects.count() == 0
+
+
+INTERNAL = ["http://127.0.0.1:8000/hook", "http://localhost/hook", "http://10.0.0.5/hook",
+            "http://169.254.169.254/latest/meta-data/", "http://[::1]/hook", "http://100.64.0.1/hook"]
+
+
+@pytest.mark.parametrize("address", INTERNAL)
+def test_in_staging_an_internal_address_from_a_request_is_refused_and_nothing_is_written(api, settings, address):
+    """Finding 5 of issue 29: any holder of an API key made the staging worker POST to
+    loopback and private addresses. Staff may still set such an address (staging allows them
+    for the merchant's own); a request may not."""
+    assert settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES and not settings.IS_PRODUCTION
+    tm = make_merchant()
+    body = assert_error(create(api, tm, webhookUrl=address), "VALIDATION_ERROR", field="webhookUrl")
+    assert "public addresses" in body["errorMessage"]
+    assert Payment.objects.count() == 0
+
+
+def test_a_stored_internal_payment_address_is_refused_at_delivery_while_the_merchants_is_used(
+        api, merchant_site, payments_site):
+    """Checked again at every attempt: an address stored before (or a name that resolves to a
+    private address only by the time of delivery) reaches nobody, while the address staff set
+    for the merchant, on loopback in staging, still gets its webhooks."""
+    tm = make_merchant(webhook_url=merchant_site.url("/hooks"))
+    routed = create(api, tm).json()
+    Payment.objects.filter(payment_id=routed["paymentId"]).update(webhook_url=payments_site.url("/hook"))
+    plain = create(api, tm).json()
+    for created in (routed, plain):
+        pay(api, created["upiQrString"], "failure@sandbox")
+    deliver_all()
+
+    assert merchant_site.wait_for(1)[0].json()["paymentId"] == plain["paymentId"]
+    assert payments_site.requests == []
+    refused = WebhookDelivery.objects.get(url=payments_site.url("/hook")).attempt_rows.get()
+    assert "address refused at delivery time" in refused.error and "public addresses" in refused.error
+
+
+def test_the_tests_only_setting_changes_nothing_in_production(api, settings):
+    settings.WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE = True
+    settings.IS_PRODUCTION, settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True, False
+    tm = make_merchant()
+    assert_error(create(api, tm, webhookUrl="http://127.0.0.1:8000/hook"), "VALIDATION_ERROR", field="webhookUrl")
     assert Payment.objects.count() == 0
