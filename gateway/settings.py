@@ -239,6 +239,13 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Exactly one beat sends the schedule: it must hold a lock in Redis, which lives this long
+# unless renewed; a second beat stands by and takes over within this time of the first one's
+# end (gateway/core/beatlock.py).
+CELERY_BEAT_SCHEDULER = "gateway.core.beatlock:SingleBeatScheduler"
+BEAT_LOCK_SECONDS = env.float("BEAT_LOCK_SECONDS", default=15.0)
+if not 3 <= BEAT_LOCK_SECONDS <= 300:
+    raise ImproperlyConfigured("BEAT_LOCK_SECONDS must be between 3 and 300 (seconds)")
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # Keep LOGGING's JSON lines in the worker too, instead of Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
@@ -457,7 +464,7 @@ if IS_PRODUCTION:
     # balancers and orchestrators probe over plain HTTP inside the network.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = True
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^livez$", r"^readyz$"]
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
     if not GATEWAY_PUBLIC_URL.startswith("https://"):
         raise ImproperlyConfigured("GATEWAY_PUBLIC_URL must be an https:// address in production")

@@ -7,6 +7,9 @@ from gateway.platform import views
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
+    # Probes: liveness (touches nothing) and readiness (the balancer's check; the database only).
+    path("livez", views.livez, name="livez"),
+    path("readyz", views.readyz, name="readyz"),
     # APPEND_SLASH is off (API paths are exact); staff typing the console's address still get there.
     path("admin", RedirectView.as_view(url="/admin/", permanent=False)),
     path("admin/", admin.site.urls),
