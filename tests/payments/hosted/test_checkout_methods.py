@@ -53,6 +53,7 @@ def test_upi_collect_declined_shows_why_and_the_methods_again(checkout, start, m
     submit(checkout, "UPI")
     assert_attempt_failed(checkout, session, "UPI payment did not go through")
     checkout.click("[data-action=cancel]")
+    checkout.click("[data-action=cancel-confirm]")  # it asks once (issue 26)
     assert_signed_return(checkout, merchant_site, session, shop, status="FAILED", mode="", paid=0)
 
 
@@ -83,7 +84,7 @@ def test_upi_qr_code_is_the_payments_upi_link_and_paying_it_finishes_the_checkou
     assert checkout.locator("[data-poll]").count() == 1  # it asks the server until something changes
     upi_pay_link(upi_uri=decoded, payer_vpa="failure@sandbox")  # the customer's UPI app
     checkout.locator("[data-attempt=failed]").wait_for()  # the waiting page's reload lands there
-    assert_attempt_failed(checkout, session, "Declined by the payer")
+    assert_attempt_failed(checkout, session, "declined by the payer")  # the bank's words, as they came (issue 26)
 
 
 # --- cards ----------------------------------------------------------------------------------
@@ -132,7 +133,7 @@ def test_a_declined_card_then_another_card_pays_with_one_webhook(checkout, start
 
     session = start()
     pay_by_card(checkout, "4000 0000 0000 0002")
-    assert_attempt_failed(checkout, session, "Declined by the issuer")
+    assert_attempt_failed(checkout, session, "declined by the issuer")  # as the bank said it
     payment = payment_of(session)
     assert not payment.events.filter(detail__result="3ds challenge").exists()
     assert payment.events.filter(kind="status", detail__outcome="failed", detail__method="CARD").count() == 1
@@ -235,6 +236,7 @@ def test_transfer_not_paid_in_time_expires(checkout, start, merchant_site, shop)
 def test_cancel_returns_failed_without_a_mode(checkout, start, merchant_site, shop):
     session = start()
     checkout.click("text=Cancel payment and return")
+    checkout.click("[data-action=cancel-confirm]")  # it asks once (issue 26)
     assert checkout.locator("[data-payment-status=FAILED]").inner_text().count("Payment cancelled") == 1
     assert_signed_return(checkout, merchant_site, session, shop, status="FAILED", mode="", paid=0)
 
@@ -273,6 +275,7 @@ def test_an_expired_session_sends_the_customer_back_as_expired(checkout, start, 
 def test_the_merchants_own_return_parameters_are_kept_and_signed(checkout, start, merchant_site, shop):
     session = start(returnUrl=merchant_site.url("/shop/return") + "?order=42&lang=hi&status=mine")
     checkout.click("text=Cancel payment and return")
+    checkout.click("[data-action=cancel-confirm]")  # it asks once (issue 26)
     params = wait_for_return(checkout, merchant_site)
     assert params["order"] == "42" and params["lang"] == "hi"
     assert params["status"] == "FAILED"  # ours wins over a merchant parameter of the same name
