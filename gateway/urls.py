@@ -9,6 +9,8 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     # APPEND_SLASH is off (API paths are exact); staff typing the console's address still get there.
     path("admin", RedirectView.as_view(url="/admin/", permanent=False)),
+    # The console's own pages (dashboard, Needs attention, settlement export), before the admin's.
+    path("admin/console/", include("gateway.console.urls")),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]),
          name="schema"),

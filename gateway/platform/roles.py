@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import logging
 
+from django.core.exceptions import PermissionDenied
+
 logger = logging.getLogger("gateway.roles")
 
 SUPPORT = "support"
@@ -133,6 +135,16 @@ def sync_after_migrate(sender, *, using="default", apps=None, **kwargs) -> None:
 def roles_holding(permission: str) -> list[str]:
     """The role groups that hold `permission`, for the console's "ask for this role" hints."""
     return [role for role, names in ROLES.items() if permission in names]
+
+
+def permission_require(user, permission: str, doing: str) -> None:
+    """Raise PermissionDenied unless `user` holds `permission`, with the one refusal every console
+    page and action gives (the 403 page shows it): what was refused, the permission it needs,
+    and the roles that hold it."""
+    if user.has_perm(permission):
+        return
+    holders = " or ".join(roles_holding(permission)) or "no role: a superuser's"
+    raise PermissionDenied(f"{doing} needs the permission {permission} (role: {holders}).")
 
 
 def user_roles(user) -> list[str]:
