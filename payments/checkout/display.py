@@ -21,6 +21,7 @@ from gateway.platform.methods import methods_for_amount
 from gateway.core.money import rupees_str
 from payments.acquirer import get_acquirer
 from payments.models import Payment, PaymentEvent
+from payments.services.acquirer_methods import acquirer_methods
 from payments.services.hosted.customer import customer_phone_needed
 from tokens.selectors import token_for_checkout
 from tokens.services import card_consent_text
@@ -143,7 +144,7 @@ def page_context(payment: Payment, **extra) -> dict:
 
 def offered_methods(payment: Payment) -> list[str]:
     """The codes of the methods the payment's merchant offers for its amount."""
-    return methods_for_amount(payment.merchant.payment_methods, payment.amount)
+    return methods_for_amount(payment.merchant.payment_methods, payment.amount, carried=acquirer_methods())
 
 
 # What the customer reads after a failed attempt, by the method that failed.
