@@ -299,8 +299,8 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "en-in"
 TIME_ZONE = "Asia/Kolkata"
 # The checkout speaks Hindi and English (payments/checkout/language.py chooses per request);
-# the API, its errors and the console stay in English. Message files: locale/, compiled by
-# scripts/test and scripts/quickstart (compilemessages).
+# the API, its errors and the console stay in English. Message files: locale/, the .po and the
+# compiled .mo both kept in git (gateway/core/translations.py refuses production without the .mo).
 USE_I18N = True
 LANGUAGES = [("en", "English"), ("hi", "हिन्दी")]
 LOCALE_PATHS = [BASE_DIR / "locale"]

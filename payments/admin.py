@@ -356,10 +356,15 @@ class PaymentLinkAdmin(admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["merchant", "amount_rupees", "description", "customer_phone", "customer_email", "valid_days"]
-        return list(self.readonly_fields)
+        return list(self.get_readonly_fields(request, obj))
 
     def get_readonly_fields(self, request, obj=None):
-        return self.readonly_fields if obj else ()
+        if not obj:
+            return ()
+        # The address is the customer's key to the payment: only those who may send links see it.
+        if request.user.has_perm(roles.CREATE_PAYMENT_LINK):
+            return self.readonly_fields
+        return tuple("address_withheld" if name == "address" else name for name in self.readonly_fields)
 
     def has_change_permission(self, request, obj=None):
         return False
@@ -444,6 +449,11 @@ class PaymentLinkAdmin(admin.ModelAdmin):
     def address(self, obj):
         url = link_url(obj)
         return format_html('<a href="{}" data-link-url>{}</a>', url, url)
+
+    @admin.display(description="address to send the customer")
+    def address_withheld(self, obj):
+        return (f"Shown only to staff who may send payment links ({roles.CREATE_PAYMENT_LINK}, role: "
+                f"{' or '.join(roles.roles_holding(roles.CREATE_PAYMENT_LINK))}).")
 
     @admin.display(description="payment")
     def payment_page(self, obj):

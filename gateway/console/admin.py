@@ -316,7 +316,7 @@ class AuditActionFilter(admin.SimpleListFilter):
         "merchant.create", "merchant.update", "merchant.rotate_api_key", "merchant.rotate_secret_key",
         "merchant.rotate_webhook_secret", "merchant.reencrypt_secrets", "refund.initiate", "refund.initiate_refused", "refund.review_release",
         "webhook.resend", "webhook.test_send", "token.delete", "settlement.export",
-        "payment_link.create", "payment_link.cancel",
+        "payment_link.create", "payment_link.cancel", "payment_link.customer_cancel",
         "staff_user.create", "staff_user.update", "staff_user.delete", "staff_user.unlock",
         "staff_group.create", "staff_group.update", "staff_group.delete",
     )

@@ -17,10 +17,23 @@ import hmac
 import math
 import re
 import time
+from collections.abc import Sequence
 
 from django.conf import settings
 
 from gateway.core.errors import InvalidSignature, InvalidTimestamp, RequestExpired
+
+
+# The base strings merchants sign, field by field (interface.md, Authentication 4; CONTRACT.md for
+# the SDK's enquiry and refund forms).
+# Creation checks its checksum itself (verify_checksum), so its names end with the timestamp; the
+# others go through verify_signed_request / verify_signed_if_sent_or_required, which add it.
+CREATION_CHECKSUM_NAMES = ("merchantId", "merchantTxnId", "amount", "currency", "timestamp")
+# Enquiry signs a zero amount and INR (the SDK 3.0.0's form); the timestamp follows.
+ENQUIRY_CHECKSUM_NAMES = ("merchantId", "merchantTxnId", "0", "INR")
+REFUND_CREATE_CHECKSUM_NAMES = ("merchantId", "transactionId", "refundId")
+REFUND_LIST_CHECKSUM_NAMES = ("merchantId", "transactionId")
+REFUND_GET_CHECKSUM_NAMES = ("merchantId", "refundId")
 
 
 def hmac_hex(key: str, message: str) -> str:
@@ -35,13 +48,44 @@ def compute_checksum(secret_key: str, *parts) -> str:
     return hmac_hex(secret_key, checksum_base(*parts))
 
 
-def verify_checksum(secret_key: str, given, *parts) -> None:
-    """Raise InvalidSignature unless `given` is the checksum of `parts` (constant time)."""
+_LOWER_HEX_64 = re.compile(r"[0-9a-f]{64}")
+
+
+def checksum_help(given, names: Sequence[str] | None, parts: Sequence) -> str:
+    """The INVALID_SIGNATURE message: what a checksum is made of, the base string of this very
+    request (its own values, so nothing the caller did not send), and what is wrong with the
+    form of the checksum it sent. Never the secret key, never the expected checksum: a message
+    that carried it would sign any request for whoever can make one fail."""
+    recipe = "|".join(names) if names else None
+    lines = ["checksum verification failed."]
+    if recipe:
+        lines.append(
+            f"checksum is the HMAC-SHA256, keyed with your secret key, of the base string {recipe}: "
+            "these values in this order, joined by \"|\", with no spaces, numbers written as decimal "
+            "integers (amounts in paise, timestamp in Unix seconds); written as 64 lowercase hex characters. "
+            f"The base string of this request is \"{checksum_base(*parts)}\"")
+    else:
+        lines.append("checksum is the HMAC-SHA256 of the base string, keyed with your secret key, "
+                     "written as 64 lowercase hex characters.")
+    if isinstance(given, str) and not _LOWER_HEX_64.fullmatch(given):
+        if re.fullmatch(r"[0-9a-fA-F]{64}", given):
+            lines.append("The checksum sent has uppercase letters: write the hex in lowercase.")
+        else:
+            lines.append(f"The checksum sent is {len(given)} characters long and must be 64 characters "
+                         "of 0-9 and a-f (hex, not base64).")
+    elif given is not None and not isinstance(given, str):
+        lines.append("The checksum sent is not a string.")
+    return " ".join(line if line.endswith(".") else line + "." for line in lines)
+
+
+def verify_checksum(secret_key: str, given, *parts, names: Sequence[str] | None = None) -> None:
+    """Raise InvalidSignature unless `given` is the checksum of `parts` (constant time). `names`
+    names the parts in order, for a message that teaches the recipe (checksum_help)."""
     if not isinstance(given, str):
-        raise InvalidSignature()
+        raise InvalidSignature(checksum_help(given, names, parts))
     expected = compute_checksum(secret_key, *parts)
     if not hmac.compare_digest(expected.encode(), given.encode()):
-        raise InvalidSignature()
+        raise InvalidSignature(checksum_help(given, names, parts))
 
 
 _DECIMAL = re.compile(r"-?[0-9]{1,18}")
@@ -61,6 +105,10 @@ def _timestamp_value(timestamp) -> int | None:
     return None
 
 
+# A timestamp that divided by 1000 lands within a day of now was sent in milliseconds.
+MILLISECONDS_LOOKALIKE_SECONDS = 86400
+
+
 def verify_timestamp(timestamp, *, now: float | None = None) -> int:
     """Accept a Unix-seconds timestamp no older than 300 s and no further ahead than the
     allowed clock skew. Raises InvalidTimestamp (missing, not an integer, future) or
@@ -72,20 +120,28 @@ def verify_timestamp(timestamp, *, now: float | None = None) -> int:
         raise InvalidTimestamp("timestamp must be Unix seconds as an integer.")
     now = int(time.time() if now is None else now)
     if value > now + settings.REQUEST_CLOCK_SKEW_SECONDS:
-        raise InvalidTimestamp("timestamp is in the future.")
+        if abs(value // 1000 - now) <= MILLISECONDS_LOOKALIKE_SECONDS:
+            raise InvalidTimestamp(f"timestamp {value} looks like milliseconds: send Unix seconds "
+                                   f"(here {value // 1000}): whole seconds, such as int(time.time()) or Math.floor(Date.now() / 1000).")
+        raise InvalidTimestamp(f"timestamp is in the future: {value - now} s ahead of the service's clock "
+                               f"(at most {settings.REQUEST_CLOCK_SKEW_SECONDS} s are allowed).")
     if now - value > settings.REQUEST_MAX_AGE_SECONDS:
         raise RequestExpired()
     return value
 
 
-def verify_signed_request(secret_key: str, *, checksum, timestamp, fields) -> int:
+def verify_signed_request(secret_key: str, *, checksum, timestamp, fields, names: Sequence[str] | None = None) -> int:
     """The one order every signed merchant request is checked in: the timestamp first (missing,
     malformed or future: INVALID_TIMESTAMP; older than 5 minutes: REQUEST_EXPIRED), then the
     checksum over `fields` followed by the timestamp written as a decimal integer
-    (INVALID_SIGNATURE). Returns the timestamp as an int."""
+    (INVALID_SIGNATURE; `names` names `fields` for its message). Returns the timestamp as an int."""
     value = verify_timestamp(timestamp)
-    verify_checksum(secret_key, checksum, *fields, value)
+    verify_checksum(secret_key, checksum, *fields, value, names=_with_timestamp(names))
     return value
+
+
+def _with_timestamp(names: Sequence[str] | None) -> tuple[str, ...] | None:
+    return (*names, "timestamp") if names else None
 
 
 def webhook_signature(webhook_secret: str, body: bytes, timestamp_ms: int) -> str:
@@ -100,7 +156,8 @@ def return_signature(secret_key: str, params: dict) -> str:
     return hmac_hex(secret_key, base)
 
 
-def verify_signed_if_sent_or_required(merchant, *, checksum, timestamp, fields) -> None:
+def verify_signed_if_sent_or_required(merchant, *, checksum, timestamp, fields,
+                                      names: Sequence[str] | None = None) -> None:
     """Refunds, refund status and enquiry: `checksum` and `timestamp` are optional (the
     interface's requests have neither; the official SDK sends both), and verified as
     verify_signed_request does when either is sent, or always when the merchant has chosen
@@ -110,5 +167,7 @@ def verify_signed_if_sent_or_required(merchant, *, checksum, timestamp, fields) 
         return
     value = verify_timestamp(timestamp)
     if checksum is None:
-        raise InvalidSignature("checksum is required: this merchant requires signed requests.")
-    verify_checksum(merchant.secret_key, checksum, *fields, value)
+        raise InvalidSignature("checksum is required: this merchant requires signed requests. "
+                               + checksum_help(None, _with_timestamp(names), (*fields, value))
+                               .removeprefix("checksum verification failed. "))
+    verify_checksum(merchant.secret_key, checksum, *fields, value, names=_with_timestamp(names))

@@ -15,10 +15,13 @@ class GatewayConfig(AppConfig):
 
         from gateway.platform import roles, schema  # noqa: F401  schema registers the X-Api-Key scheme with drf-spectacular
         from gateway.core.clientip import check_proxy_setting
+        from gateway.core.translations import check_compiled_catalogues
         from gateway.platform.signin import connect_audit_receivers
 
         # Warns at start (check, migrate) when production has a proxy in front but trusts none.
         checks.register(check_proxy_setting, checks.Tags.security)
+        # Refuses a production start that would show English under a Hindi label (no catalogue).
+        checks.register(check_compiled_catalogues, checks.Tags.translation)
         # Warns at start about what staging's defaults open up (published keys, any Host, private
         # webhook addresses), and refuses the tests' private-webhookUrl setting in production.
         from gateway.platform.checks import check_exposure

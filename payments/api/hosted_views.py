@@ -10,7 +10,13 @@ from gateway.platform.auth import ensure_same_merchant
 from gateway.core.crypto import constant_time_equals
 from gateway.core.errors import InvalidSignature, NotFound, ValidationError
 from gateway.platform.schema import error_responses
-from gateway.core.signing import verify_checksum, verify_signed_if_sent_or_required, verify_timestamp
+from gateway.core.signing import (
+    CREATION_CHECKSUM_NAMES,
+    ENQUIRY_CHECKSUM_NAMES,
+    verify_checksum,
+    verify_signed_if_sent_or_required,
+    verify_timestamp,
+)
 from payments.api.hosted_serializers import (
     EnquiryBodyRequestSchema,
     EnquiryBodyResponseSchema,
@@ -70,7 +76,7 @@ class HostedPaymentsView(GatewayAPIView):
         ensure_same_merchant(merchant, fields["merchantId"])
         timestamp = verify_timestamp(data.get("timestamp"))
         verify_checksum(merchant.secret_key, fields["checksum"], fields["merchantId"], fields["merchantTxnId"],
-                        fields["amount"], fields["currency"], timestamp)
+                        fields["amount"], fields["currency"], timestamp, names=CREATION_CHECKSUM_NAMES)
         token = None
         if fields.get("tokenId") is not None:
             # The tokenisation beta (docs/tokens.md): the merchant's own live token, in staging only.
@@ -106,7 +112,8 @@ class HostedPaymentsView(GatewayAPIView):
         ensure_same_merchant(request.user, fields["merchantId"])
         verify_signed_if_sent_or_required(request.user, checksum=fields.get("checksum"),
                                           timestamp=query.get("timestamp"),
-                                          fields=(fields["merchantId"], fields["merchantTxnId"], 0, "INR"))
+                                          fields=(fields["merchantId"], fields["merchantTxnId"], 0, "INR"),
+                                          names=ENQUIRY_CHECKSUM_NAMES)
         found = _enquiry_find(request.user, fields)
         return Response(enquiry_transaction(found))
 
@@ -156,13 +163,19 @@ def _enquiry_checksum_verify(merchant, fields: dict, timestamp: int) -> Payment 
     InvalidSignature when neither matches, or when there is no payment to match (never
     NOT_FOUND: a request that fails its signature learns nothing about the payment)."""
     code, txn, given = fields["merchant_code"], fields["merchantTxnId"], fields.get("checksum")
+    names = (*ENQUIRY_CHECKSUM_NAMES, "timestamp")
     try:
-        verify_checksum(merchant.secret_key, given, code, txn, 0, "INR", timestamp)
+        verify_checksum(merchant.secret_key, given, code, txn, 0, "INR", timestamp, names=names)
         return None
-    except InvalidSignature:
+    except InvalidSignature as failed:
+        # Either way the message teaches the SDK's form, over this request's own values: the
+        # payment's real amount must not reach a request that failed its signature.
         try:
             found = _enquiry_find(merchant, fields)
         except NotFound:
-            raise InvalidSignature() from None
-    verify_checksum(merchant.secret_key, given, code, txn, found.amount, found.currency, timestamp)
+            raise InvalidSignature(failed.message) from None
+        try:
+            verify_checksum(merchant.secret_key, given, code, txn, found.amount, found.currency, timestamp)
+        except InvalidSignature:
+            raise InvalidSignature(failed.message) from None
     return found

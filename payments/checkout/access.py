@@ -119,8 +119,18 @@ def grant_by_link(request, token: str):
     payment (payments.services.links), as a valid clientSecret gives it. Like a clientSecret, a
     valid token is looked at first and never limited; an unknown one is NOT_FOUND, counted
     against the address (and the token), RATE_LIMITED once over the limit."""
-    from payments.services.links import payment_link_for_token
+    from payments.services.links import LINK_ID, payment_link_for_id, payment_link_for_token
 
+    if LINK_ID.fullmatch(token):
+        # The link's returnUrl names the link by its id, not its token (which stays out of the
+        # payment's row): only the browser that already holds the payment may see its outcome.
+        try:
+            link = payment_link_for_id(token)
+        except NotFound:
+            link = None
+        if link is None or not has_grant(request, link.payment.payment_id):
+            _refuse_failure(request, f"link:{token}")
+        return link
     try:
         link = payment_link_for_token(token)
     except NotFound:

@@ -19,6 +19,7 @@ from django.views.decorators.debug import sensitive_post_parameters, sensitive_v
 from django.views import i18n as i18n_views
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from gateway.core.clientip import client_ip
 from gateway.core.errors import GatewayError, NotFound, ServiceUnavailable
 from gateway.platform.models import MerchantBrand
 from payments.acquirer import get_acquirer
@@ -39,6 +40,7 @@ from payments.checkout.display import (
 from payments.checkout.navigation import go_on
 from payments.models import Payment
 from payments.services import hosted
+from payments.services.links import payment_link_customer_cancel, payment_link_of
 from payments.state import InvalidTransition
 from tokens.selectors import token_for_checkout
 
@@ -330,8 +332,13 @@ def upi_change_method(request, payment_id: str):
 def cancel(request, payment_id: str):
     """The customer gives up before choosing a method: FAILED, and back to the merchant."""
     payment = granted_payment(request, payment_id)
+    link = payment_link_of(payment)
     with _checkout_step():
-        hosted.hosted_cancel(payment=payment)
+        if link is None:
+            hosted.hosted_cancel(payment=payment)
+        else:
+            # A payment link's cancel is the customer's, audited as theirs (payments.services.links).
+            payment_link_customer_cancel(link=link, viewer=request.user, address=client_ip(request))
     return go_on(payment)
 
 

@@ -6,9 +6,13 @@ expiry (at most LINK_MAX_VALIDITY) and whose merchantTxnId is the link's id, `pl
 merchant finds it by enquiry, hears of it by the hosted webhook, refunds it and sees it in
 settlement exactly as any hosted payment. The customer opens it at /pay/<token>
 (payments.checkout.views.payment_link), which grants the browser the session as a valid
-clientSecret does, and comes back to that same address at the end (its returnUrl), where the
-link's outcome is shown. Cancelling is the PENDING -> FAILED transition, with its event and
-the payment.failed webhook, and an audit record, in one transaction.
+clientSecret does, and comes back at the end to /pay/<link id> (its returnUrl), where the
+link's outcome is shown to the browser that holds the session. The token is a secret: only its
+hash finds the link, it is kept encrypted for finance to copy the address again, and it is never
+in the payment's returnUrl (which support reads on the payment's page) nor in the audit log.
+Cancelling is the PENDING -> FAILED transition, with its event and the payment.failed webhook,
+and an audit record, in one transaction: by finance in the console (payment_link_cancel), or by
+the customer on the checkout (payment_link_customer_cancel, recorded as the customer's).
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from gateway.core import crypto
-from gateway.core.errors import NotFound, ValidationError
+from gateway.core.errors import FeatureNotAvailable, NotFound, ValidationError
 from gateway.core.ids import random_string
 from gateway.platform.methods import GATEWAY_MAX_PAISE, GATEWAY_MIN_PAISE
 from gateway.platform.models import Merchant
@@ -49,6 +53,14 @@ def new_link_id() -> str:
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+LINK_ID = re.compile(r"plink_[A-Za-z0-9]{14}")
+
+
+def link_return_url(link_id: str) -> str:
+    """Where the checkout sends the customer at the end: the link's id, not its token."""
+    return settings.GATEWAY_PUBLIC_URL + reverse("checkout:payment-link", args=[link_id])
 
 
 def link_url(link: PaymentLink) -> str:
@@ -112,7 +124,7 @@ def payment_link_create(*, merchant: Merchant, request: LinkRequest, actor) -> P
     token = secrets.token_urlsafe(24)
     session = hosted_payment_create(
         merchant=merchant, merchant_txn_id=link_id, amount=fields.amount, currency="INR",
-        return_url=settings.GATEWAY_PUBLIC_URL + reverse("checkout:payment-link", args=[token]),
+        return_url=link_return_url(link_id),
         customer_email=fields.customer_email, customer_phone=fields.customer_phone,
         description=fields.description, metadata={"paymentLink": link_id}, expires_at=fields.expires_at,
     )
@@ -143,6 +155,54 @@ def payment_link_cancel(*, link: PaymentLink, actor) -> Payment:
                                  detail={"reason": PaymentLink.CANCELLED_REASON,
                                          "by": getattr(actor, "get_username", lambda: "system")()},
                                  also=audit)
+
+
+CUSTOMER_CANCELLED_REASON = "cancelled by the customer"
+
+
+def payment_link_of(payment: Payment) -> PaymentLink | None:
+    return PaymentLink.objects.filter(payment_id=payment.pk).first()
+
+
+def payment_link_customer_cancel(*, link: PaymentLink, viewer, address: str) -> Payment:
+    """The customer gives up on a link's payment on the checkout: PENDING -> FAILED ("cancelled
+    by the customer", the link's state *failed*, not *cancelled*), with its event, webhook and a
+    payment_link.customer_cancel audit record naming the customer (and the address) as who did it,
+    in one transaction. A browser signed in to the console as staff without the permission to
+    cancel links is refused (FEATURE_NOT_AVAILABLE): staff who may not cancel cannot do it through
+    the customer's page; staff who may are recorded by name. Raises InvalidTransition once a
+    method is in flight or the payment is final."""
+    from gateway.platform.roles import CANCEL_PAYMENT_LINK
+
+    staff = viewer if getattr(viewer, "is_authenticated", False) and getattr(viewer, "is_staff", False) else None
+    if staff is not None and not staff.has_perm(CANCEL_PAYMENT_LINK):
+        raise FeatureNotAvailable("You are signed in to the console without the permission to cancel payment "
+                                  "links, so this page will not cancel it for you.")
+    payment = hosted_expire_if_due(Payment.objects.select_related("merchant").get(pk=link.payment_id))
+    if payment.status != Payment.Status.PENDING:
+        raise InvalidTransition(payment.status, Payment.Status.FAILED)
+    by = "customer" if staff is None else staff.get_username()
+
+    def audit(cancelled: Payment) -> None:
+        audit_record(actor=staff or "customer", action="payment_link.customer_cancel", obj=link,
+                     merchant=cancelled.merchant, before={"status": Payment.Status.PENDING},
+                     after={"status": cancelled.status, "by": by, "address": address,
+                            "page": "customer checkout"})
+
+    return payment_cancel_unpaid(payment_id=payment.pk, reason=CUSTOMER_CANCELLED_REASON,
+                                 detail={"reason": CUSTOMER_CANCELLED_REASON, "by": by}, also=audit)
+
+
+def payment_link_for_id(link_id: str) -> PaymentLink:
+    """The link whose id (its payment's merchantTxnId) is `link_id`. Raises NotFound. The id is
+    not a secret: a caller must check the browser already holds the payment."""
+    if not LINK_ID.fullmatch(link_id or ""):
+        raise NotFound()
+    link = (PaymentLink.objects.select_related("payment__merchant")
+            .filter(payment__merchant_txn_id=link_id, payment__flow=Payment.Flow.HOSTED).first())
+    if link is None:
+        raise NotFound()
+    return link
 
 
 def payment_link_for_token(token: str) -> PaymentLink:

@@ -42,7 +42,7 @@ from gateway.core.errors import (
     ServiceUnavailable,
 )
 from gateway.platform.models import Merchant
-from gateway.core.signing import verify_checksum, verify_timestamp
+from gateway.core.signing import CREATION_CHECKSUM_NAMES, verify_checksum, verify_timestamp
 from gateway.core.tracing import current_trace_id
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
@@ -73,7 +73,7 @@ def s2s_request_check(*, merchant: Merchant, data: dict, body: dict) -> dict:
     timestamp = verify_timestamp(body.get("timestamp"))
     # Compared exactly (docs/decisions.md): uppercase hex is INVALID_SIGNATURE, as on every endpoint.
     verify_checksum(merchant.secret_key, data["checksum"], data["merchantId"], data["merchantTxnId"],
-                    data["amount"], data["currency"], timestamp)
+                    data["amount"], data["currency"], timestamp, names=CREATION_CHECKSUM_NAMES)
     return {**data, "timestamp": timestamp}
 
 

@@ -10,7 +10,12 @@ from gateway.platform.api import GatewayAPIView
 from gateway.platform.auth import ensure_same_merchant
 from gateway.core.errors import NotFound, ValidationError
 from gateway.platform.schema import error_responses
-from gateway.core.signing import verify_signed_if_sent_or_required
+from gateway.core.signing import (
+    REFUND_CREATE_CHECKSUM_NAMES,
+    REFUND_GET_CHECKSUM_NAMES,
+    REFUND_LIST_CHECKSUM_NAMES,
+    verify_signed_if_sent_or_required,
+)
 from payments.models import Payment
 from payments.services.idempotency import HEADER as IDEMPOTENCY_HEADER
 from payments.services.idempotency import idempotency_key_clean
@@ -28,12 +33,13 @@ from refunds.models import Refund
 from refunds.payloads import refund_record
 
 
-def _verify_signed(merchant, data: dict, *parts) -> None:
+def _verify_signed(merchant, data: dict, *parts, names: tuple[str, ...]) -> None:
     """timestamp and checksum are optional (the interface's request has neither; the official
     SDK sends both) unless the merchant requires signed requests. When sent or required, both
-    are verified: the timestamp, then the checksum over `parts` and the timestamp."""
+    are verified: the timestamp, then the checksum over `parts` (named by `names`) and the
+    timestamp."""
     verify_signed_if_sent_or_required(merchant, checksum=data.get("checksum"), timestamp=data.get("timestamp"),
-                                      fields=parts)
+                                      fields=parts, names=names)
 
 
 def _merchant_code(request, named: str | None) -> str:
@@ -70,7 +76,8 @@ class RefundsView(GatewayAPIView):
         data = _validated(RefundCreateSerializer, request.data)
         merchant = request.user
         code = _merchant_code(request, data.get("merchantId"))
-        _verify_signed(merchant, data, code, data["txn_id"], data.get("refundId") or "")
+        _verify_signed(merchant, data, code, data["txn_id"], data.get("refundId") or "",
+                       names=REFUND_CREATE_CHECKSUM_NAMES)
         payment = selectors.payment_get_for_merchant(merchant=merchant, sabpaisa_txn_id=data["txn_id"])
         outcome = services.refund_request(
             merchant=merchant, payment=payment, amount=data["amount_paise"], reason=data["reason"],
@@ -103,7 +110,7 @@ class RefundsView(GatewayAPIView):
         data = _validated(RefundListQuerySerializer, request.query_params.dict())
         merchant = request.user
         code = _merchant_code(request, data.get("merchantId"))
-        _verify_signed(merchant, data, code, data["txn_id"] or "")
+        _verify_signed(merchant, data, code, data["txn_id"] or "", names=REFUND_LIST_CHECKSUM_NAMES)
         payment = None
         if data["txn_id"] is not None:
             payment = selectors.payment_get_for_merchant(merchant=merchant, sabpaisa_txn_id=data["txn_id"])
@@ -153,7 +160,8 @@ class RefundDetailView(GatewayAPIView):
         merchant = request.user
         if data.get("merchantId") is not None:
             ensure_same_merchant(merchant, data["merchantId"])
-        _verify_signed(merchant, data, data.get("merchantId") or merchant.code, refund_id)
+        _verify_signed(merchant, data, data.get("merchantId") or merchant.code, refund_id,
+                       names=REFUND_GET_CHECKSUM_NAMES)
         if not is_refund_id(refund_id):
             raise NotFound(f"no refund {refund_id}")
         refund = selectors.refund_get_for_merchant(merchant=merchant, refund_id=refund_id)

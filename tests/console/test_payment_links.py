@@ -138,3 +138,101 @@ def test_the_payments_page_says_it_came_from_a_link_and_leads_to_it(as_role, sho
     link = a_link(shop)
     page = as_role("support").get(f"/admin/payments/payment/{link.payment_id}/change/").content.decode()
     assert f'href="/admin/payments/paymentlink/{link.pk}/change/">active</a>' in page
+
+
+# --- issue 29, finding 6 ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("role", ["support", "administrators"])
+def test_only_roles_that_may_send_a_link_see_its_address(as_role, shop, role):
+    """Every role saw the link's full address, the customer's key to the payment; now only those
+    who may send links (payments.add_paymentlink) do, on the link's page and on the payment's."""
+    link = a_link(shop)
+    token = link_token_of(link)
+    console = as_role(role)
+    for url in (f"/admin/payments/paymentlink/{link.pk}/change/", "/admin/payments/paymentlink/",
+                f"/admin/payments/payment/{link.payment_id}/change/"):
+        page = console.get(url).content.decode()
+        assert token not in page, url
+    assert "Shown only to staff who may send payment links" in console.get(
+        f"/admin/payments/paymentlink/{link.pk}/change/").content.decode()
+    assert token in as_role("finance").get(f"/admin/payments/paymentlink/{link.pk}/change/").content.decode()
+
+
+def test_the_links_token_is_kept_only_as_its_hash_and_encrypted_never_in_the_payments_return_address(shop):
+    link = a_link(shop)
+    token = link_token_of(link)
+    payment = Payment.objects.get(pk=link.payment_id)
+    assert token not in payment.return_url
+    assert payment.return_url.endswith(f"/pay/{payment.merchant_txn_id}")
+    from django.db import connection
+
+    with connection.cursor() as cursor:  # nowhere in the payment's row, in any column
+        cursor.execute("SELECT * FROM payments_payment WHERE id = %s", [payment.pk])
+        assert token not in str(cursor.fetchone())
+    assert link.token_hash != token and token not in link.token_encrypted
+
+
+def test_the_customer_comes_back_to_the_links_page_by_its_id_and_only_that_browser_sees_it(client, shop):
+    link = a_link(shop)
+    payment = link.payment
+    assert client.get(f"/pay/{link_token_of(link)}").status_code == 303  # the customer opens it
+    assert client.post(f"/checkout/{payment.payment_id}/cancel").status_code in (302, 303)
+    back = client.get(f"/pay/{payment.merchant_txn_id}", HTTP_ACCEPT="text/html")
+    assert back.status_code == 200
+    from django.test import Client
+
+    stranger = Client().get(f"/pay/{payment.merchant_txn_id}", HTTP_ACCEPT="text/html")
+    assert stranger.status_code == 404
+
+
+def test_a_customers_cancel_is_recorded_as_the_customers(client, shop):
+    """The cancel on the customer's page left no audit record; it is now the customer's."""
+    link = a_link(shop)
+    payment = link.payment
+    client.get(f"/pay/{link_token_of(link)}", REMOTE_ADDR="203.0.113.50")
+    client.post(f"/checkout/{payment.payment_id}/cancel", REMOTE_ADDR="203.0.113.50")
+    payment.refresh_from_db()
+    assert (payment.status, payment.failure_reason) == ("FAILED", "cancelled by the customer")
+    assert PaymentLink.objects.get(pk=link.pk).state == "failed"  # not the console's "cancelled"
+    record = AuditRecord.objects.get(action="payment_link.customer_cancel")
+    assert record.actor is None and record.actor_name == "customer"
+    assert record.after == {"status": "FAILED", "by": "customer", "address": "203.0.113.50",
+                            "page": "customer checkout"}
+    assert not AuditRecord.objects.filter(action="payment_link.cancel").exists()
+
+
+@pytest.mark.parametrize("role", ["support", "administrators"])
+def test_staff_who_may_not_cancel_cannot_cancel_through_the_customers_page(as_role, shop, role):
+    link = a_link(shop)
+    payment = link.payment
+    console = as_role(role)  # a browser signed in to the console
+    console.get(f"/pay/{link_token_of(link)}")
+    refused = console.post(f"/checkout/{payment.payment_id}/cancel", HTTP_ACCEPT="text/html")
+    assert refused.status_code == 403
+    assert Payment.objects.get(pk=payment.pk).status == "PENDING"
+    assert not AuditRecord.objects.filter(action__startswith="payment_link.").exclude(
+        action="payment_link.create").exists()
+
+
+def test_finance_cancelling_on_the_customers_page_is_recorded_by_name(as_role, shop):
+    from django.contrib.auth.models import User
+
+    link = a_link(shop)
+    console = as_role("finance")
+    console.get(f"/pay/{link_token_of(link)}")
+    console.post(f"/checkout/{link.payment.payment_id}/cancel")
+    record = AuditRecord.objects.get(action="payment_link.customer_cancel")
+    assert record.actor == User.objects.get(groups__name="finance") and record.after["by"] == record.actor_name
+
+
+def test_the_migration_takes_the_token_out_of_existing_links_return_addresses(shop):
+    import importlib
+
+    from django.apps import apps
+
+    link = a_link(shop)
+    token = link_token_of(link)
+    Payment.objects.filter(pk=link.payment_id).update(return_url=f"https://pay.example.in/pay/{token}")
+    importlib.import_module("payments.migrations.0018_payment_link_return_url_without_token").forwards(apps, None)
+    payment = Payment.objects.get(pk=link.payment_id)
+    assert payment.return_url == f"https://pay.example.in/pay/{payment.merchant_txn_id}"

@@ -118,9 +118,10 @@ def test_a_customer_pays_a_payment_link_in_a_real_browser(checkout, live_server)
         pay_by_card(checkout, "4111111111111111", otp="123456")
 
         checkout.locator('[data-link-state="paid"]').wait_for()
-        assert checkout.url.startswith(address + "?")  # back on the link's own address, with the signed result
-        assert "Payment received" in checkout.content()
         payment = Payment.objects.get(pk=link.payment_id)
+        # Back on the link's own page, named by its id (never its token: issue 29), with the signed result.
+        assert checkout.url.startswith(f"{live_server.url}/pay/{payment.merchant_txn_id}?")
+        assert "Payment received" in checkout.content()
         assert (payment.status, payment.payment_mode, payment.paid_amount) == ("SUCCESS", "CARD", 249_950)
         assert checkout.locator("text=" + payment.sabpaisa_txn_id).count() == 1
 
