@@ -26,6 +26,8 @@ urlpatterns += [
     path("", include("refunds.urls")),
     path("", include("tokens.urls")),
     path("", include("webhooks.urls")),
+    # Every acquirer's notices (its webhooks), one door above payments and refunds.
+    path("", include("gateway.inbound.urls")),
 ]
 
 # Every error is the envelope, including the ones Django answers itself.

@@ -364,7 +364,7 @@ class Reversal(models.Model):
 class AcquirerNotice(models.Model):
     """A notice an acquirer sent us on its own (a Cashfree webhook about a payment or a refund),
     recorded as received before anything acts on it, then applied through the same transitions
-    as the acquirer's answers (payments.notices.cashfree).
+    as the acquirer's answers (gateway.inbound.pipeline).
 
     Recorded only once its signature and freshness hold, but still untrusted as to what it
     means: `raw_body` is the delivery as received, the bytes that were signed. One row per

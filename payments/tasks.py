@@ -15,7 +15,7 @@ from payments.services.idempotency import idempotency_records_delete_expired
 from payments.services.hosted.pages import acquirer_pages_reconcile
 from payments.services.retention import acquirer_notices_delete_old, sandbox_calls_delete_old
 from payments.services.reversal_sending import reversals_pending_process
-from payments.services.upi import upi_acquirer_pending_sweep, upi_unanswered_reconcile
+from payments.services.upi import upi_acquirer_pending_sweep, upi_answers_follow, upi_unanswered_reconcile
 
 __all__ = ["acquirer_notices_purge_task", "idempotency_records_cleanup", "payments_expire_sweep", "reversal_submit_task", "reversals_pending_sweep",
            "sandbox_calls_purge_task", "upi_sandbox_approve_task"]
@@ -26,6 +26,9 @@ def payments_expire_sweep() -> int:
     # First, UPI pay requests and hosted steps cut off mid-call are asked about, and what the
     # acquirer left pending on its side is finished (the sandbox: approvals whose task was
     # lost), so they end as the payer was told rather than being expired by the same sweep.
+    # A final answer a killed process recorded but never acted on is acted on first: the bank's
+    # decline (or approval) wins over the deadline.
+    upi_answers_follow()
     upi_unanswered_reconcile()
     hosted_unanswered_reconcile()
     acquirer_pages_reconcile()

@@ -7,7 +7,6 @@ _AREAS = (
     "payments.checkout.urls",      # the hosted checkout pages and the sandbox bank pages
     "payments.sandbox_upi.urls",   # the sandbox UPI app: /sandbox/upi, /sandbox/upi/pay
     "payments.api.token_urls",     # POST /api/v2/tokens: a token made from a payment (beta)
-    "payments.notices.urls",  # POST /acquirer/cashfree/webhooks (Cashfree's webhooks)
 )
 
 

@@ -10,9 +10,3 @@ class RefundsConfig(AppConfig):
         from webhooks.payloads import event_types_register
 
         event_types_register(EVENT_TYPES.values())
-        # A processor's refund notice arrives at the acquirer's endpoint (payments); refunds
-        # applies it.
-        from payments.notices.cashfree import refund_notice_apply_provide
-        from refunds.notices import refund_notice_apply
-
-        refund_notice_apply_provide(refund_notice_apply)

@@ -34,6 +34,13 @@ ENQUIRY_CHECKSUM_NAMES = ("merchantId", "merchantTxnId", "0", "INR")
 REFUND_CREATE_CHECKSUM_NAMES = ("merchantId", "transactionId", "refundId")
 REFUND_LIST_CHECKSUM_NAMES = ("merchantId", "transactionId")
 REFUND_GET_CHECKSUM_NAMES = ("merchantId", "refundId")
+# The full base strings (issue 29, docs/security.md#signed-requests): the fixed ones above leave
+# out fields that move money or name where data goes; these sign them too, and are accepted
+# beside them (an absent field written as ""). The timestamp follows, as above.
+S2S_FULL_CHECKSUM_NAMES = ("merchantId", "merchantTxnId", "amount", "currency", "webhookUrl", "timestamp")
+HOSTED_FULL_CHECKSUM_NAMES = ("merchantId", "merchantTxnId", "amount", "currency", "returnUrl", "tokenId",
+                              "timestamp")
+REFUND_CREATE_FULL_CHECKSUM_NAMES = ("merchantId", "transactionId", "refundId", "amount")
 
 
 def hmac_hex(key: str, message: str) -> str:
@@ -86,6 +93,30 @@ def verify_checksum(secret_key: str, given, *parts, names: Sequence[str] | None 
     expected = compute_checksum(secret_key, *parts)
     if not hmac.compare_digest(expected.encode(), given.encode()):
         raise InvalidSignature(checksum_help(given, names, parts))
+
+
+def verify_checksum_of_any(secret_key: str, given, *bases: tuple, names: Sequence[str] | None = None,
+                           full_names: Sequence[str] | None = None) -> int:
+    """The index of the base string (a tuple of parts) whose checksum `given` is;
+    InvalidSignature when it is none of them. Every one is computed and compared in constant
+    time, so the time taken says nothing about which came close.
+
+    Where a request may be signed two ways, the first base is the full one (`full_names`: every
+    field that moves money or names where data goes) and the last the one the interface or an
+    SDK fixed (`names`), which leaves some out: the caller then records the checksum's use
+    (gateway.core.replay), whichever matched. The message teaches the fixed recipe and names
+    the full one."""
+    if isinstance(given, str):
+        matched = [hmac.compare_digest(compute_checksum(secret_key, *parts).encode(), given.encode())
+                   for parts in bases]
+        if True in matched:
+            return matched.index(True)
+    message = checksum_help(given, names, bases[-1])
+    if full_names and len(bases) > 1:
+        message += (f" The full base string {'|'.join(full_names)} is accepted too, and recommended: it also signs "
+                    f"what moves money or names where data goes (an absent field written as \"\"); for this request "
+                    f"it is \"{checksum_base(*bases[0])}\".")
+    raise InvalidSignature(message)
 
 
 _DECIMAL = re.compile(r"-?[0-9]{1,18}")
@@ -157,17 +188,23 @@ def return_signature(secret_key: str, params: dict) -> str:
 
 
 def verify_signed_if_sent_or_required(merchant, *, checksum, timestamp, fields,
-                                      names: Sequence[str] | None = None) -> None:
+                                      names: Sequence[str] | None = None, full_fields=None,
+                                      full_names: Sequence[str] | None = None) -> int | None:
     """Refunds, refund status and enquiry: `checksum` and `timestamp` are optional (the
     interface's requests have neither; the official SDK sends both), and verified as
     verify_signed_request does when either is sent, or always when the merchant has chosen
     "signed requests required" (then a missing timestamp is INVALID_TIMESTAMP and a missing
-    checksum INVALID_SIGNATURE, as on payment creation)."""
+    checksum INVALID_SIGNATURE, as on payment creation). With `full_fields` (named by
+    `full_names`), a checksum over them and the timestamp is accepted as well as one over
+    `fields`. Returns the timestamp when the request was signed, None when it was not."""
     if checksum is None and timestamp is None and not merchant.signed_requests_required:
-        return
+        return None
     value = verify_timestamp(timestamp)
     if checksum is None:
         raise InvalidSignature("checksum is required: this merchant requires signed requests. "
                                + checksum_help(None, _with_timestamp(names), (*fields, value))
                                .removeprefix("checksum verification failed. "))
-    verify_checksum(merchant.secret_key, checksum, *fields, value, names=_with_timestamp(names))
+    bases = ((*full_fields, value),) if full_fields is not None else ()
+    verify_checksum_of_any(merchant.secret_key, checksum, *bases, (*fields, value), names=_with_timestamp(names),
+                           full_names=_with_timestamp(full_names))
+    return value

@@ -26,3 +26,11 @@ def _load(name: str) -> Acquirer:
 
 def get_acquirer() -> Acquirer:
     return _load(settings.GATEWAY_ACQUIRER)
+
+
+def configured_acquirer_named(name: str) -> Acquirer | None:
+    """The configured acquirer when it is the one called `name` (an inbound delivery's address
+    names it), else None: the gateway takes notices only from the acquirer it pays with."""
+    if name not in IMPLEMENTATIONS or name != settings.GATEWAY_ACQUIRER:
+        return None
+    return get_acquirer()

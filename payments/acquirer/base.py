@@ -6,7 +6,7 @@ commit; call the acquirer; then lock again and record the answer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import Enum
 from typing import Protocol
 
@@ -55,6 +55,57 @@ class TransferAccount:
     branch: str = ""
 
 
+@dataclass(frozen=True)
+class NoticeDelivery:
+    """A delivery the acquirer verified as its own (Acquirer.notice_verify): its content, the
+    acquirer's own time of sending it and its event type, for the record."""
+
+    payload: dict
+    sent_at: datetime
+    event_type: str = ""
+
+
+@dataclass(frozen=True)
+class PaymentNotice:
+    """An acquirer's word, by its own delivery (a webhook), about one attempt of a payment.
+
+    `order_ref` names the payment as the gateway named it to the acquirer (its sabpaisaTxnId);
+    `answer` is the same answer the acquirer's status query gives (APPROVED with the reference,
+    DECLINED), built by the same function; None: not final yet. A DECLINED notice is applied
+    only as Acquirer.notice_confirm confirms it (an acquirer may report the failure of an
+    attempt the customer has since followed with another)."""
+
+    order_ref: str
+    amount: int | None  # paise, as the notice says; None when it carried none readable
+    answer: AcquirerAnswer | None
+    attempt_ref: str = ""  # the acquirer's id of the attempt it speaks of
+
+
+@dataclass(frozen=True)
+class RefundNotice:
+    """An acquirer's word about one refund (or reversal) it was sent: `refund_ref` is the id the
+    acquirer knows it by (Acquirer.refund_ref of ours); `answer` as its refund call answers
+    (APPROVED with the bank's reference, DECLINED with why); None: not final yet."""
+
+    order_ref: str
+    refund_ref: str
+    amount: int | None
+    answer: AcquirerAnswer | None
+
+
+class NoticeRejected(Exception):
+    """An inbound delivery that is not to be trusted (no or a wrong signature); nothing of it
+    is recorded. The message says why, never echoing a secret."""
+
+
+class NoticeNotFresh(NoticeRejected):
+    """Genuinely signed, but outside the acquirer's freshness window (a replay, a clock far off)."""
+
+
+class NoticeMalformed(NoticeRejected):
+    """Genuinely signed, but not a body this acquirer sends."""
+
+
 class AcquirerError(Exception):
     """The acquirer failed to process the request (maps to PROCESSING_ERROR)."""
 
@@ -96,6 +147,12 @@ class Acquirer(Protocol):
     # collects on its own VPAs per order (Cashfree) cannot see it: its checkout takes the payer's
     # VPA instead (upi_collect).
     gateway_upi_link_payable: bool
+
+    # Whether a UPI request it answered PENDING is asked about again with its status query each
+    # period until it is final (payments.services.upi.upi_cut_off_requests): its final word
+    # comes by a notice (a webhook), which can be lost. The sandbox finishes its own PENDING
+    # answers (upi_pending_sweep) and says False.
+    status_query_while_pending: bool
 
     def upi_vpa_check(self, vpa: str) -> str:
         """The payer VPA a UPI pay request is made from, given `vpa` as the customer typed it
@@ -175,6 +232,35 @@ class Acquirer(Protocol):
 
     def refund(self, *, payment: Payment, amount: int, refund_id: str) -> AcquirerAnswer:
         """Return `amount` paise by the payment's original method. APPROVED or DECLINED."""
+
+    def refund_ref(self, refund_id: str) -> str:
+        """The id the acquirer knows our refund (or reversal) `refund_id` by, as refund() sends it
+        and a RefundNotice names it."""
+
+    # -- what it tells us on its own: its notices, received at POST /acquirer/<name>/webhooks ---
+
+    def notice_verify(self, *, headers, raw_body: bytes) -> NoticeDelivery:
+        """The delivery when it is genuinely the acquirer's and fresh. Raises
+        NoticeRejected (NoticeNotFresh, NoticeMalformed) otherwise. Has no storage: the inbound
+        door records each delivered body once."""
+
+    def notice_parse(self, payload: dict) -> PaymentNotice | RefundNotice | None:
+        """A verified delivery's content as neutral values, carrying the answer the status query
+        or the refund call would give for the same state; None: a delivery the gateway has no use
+        for (another event type)."""
+
+    def notice_confirm(self, *, payment: Payment, notice: PaymentNotice) -> AcquirerAnswer | None:
+        """Whether the DECLINED `notice` stands, asked of the acquirer's status query of the whole
+        payment: its APPROVED answer when an attempt was approved after all, the notice's DECLINED
+        when the attempt it names is still the newest and failed, None otherwise (a newer attempt
+        is in flight: leave the payment as it is). Raises AcquirerUnavailable when it could not
+        be asked (the acquirer delivers the notice again)."""
+
+    def amount_to_acquirer(self, paise: int):
+        """`paise` as the acquirer writes an amount (rupees for Cashfree). Exact or ValueError."""
+
+    def amount_from_acquirer(self, value) -> int:
+        """An amount as the acquirer writes it, in paise. Exact or ValueError (never rounded)."""
 
     def reverse(self, *, payment: Payment, bank_rrn: str, amount: int, reversal_id: str) -> AcquirerAnswer:
         """Give back (void, or refund at once where it has settled) the approval `bank_rrn` of

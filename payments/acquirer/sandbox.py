@@ -34,7 +34,11 @@ from payments.acquirer.base import (
     AcquirerError,
     AcquirerRefused,
     AcquirerUnavailable,
+    NoticeDelivery,
+    NoticeRejected,
     Outcome,
+    PaymentNotice,
+    RefundNotice,
     TransferAccount,
 )
 from payments.cards import CardInput
@@ -250,12 +254,38 @@ class SandboxAcquirer:
         return AcquirerAnswer(Outcome.APPROVED, reference=reference,
                               raw={"result": "reversed", "approval": bank_rrn})
 
+    def refund_ref(self, refund_id: str) -> str:
+        return refund_id
+
+    # -- its notices: the sandbox sends none (its payer's bank answers through the payments
+    # services) -------------------------------------------------------------------------------
+
+    def notice_verify(self, *, headers, raw_body: bytes) -> NoticeDelivery:
+        raise NoticeRejected("the sandbox sends no notices")
+
+    def notice_parse(self, payload: dict) -> PaymentNotice | RefundNotice | None:
+        return None
+
+    def notice_confirm(self, *, payment: Payment, notice: PaymentNotice) -> AcquirerAnswer | None:
+        return None
+
+    # Its amounts are the gateway's own: integer paise.
+    def amount_to_acquirer(self, paise: int) -> int:
+        if isinstance(paise, bool) or not isinstance(paise, int) or paise < 0:
+            raise ValueError(f"not an amount in paise: {paise!r}")
+        return paise
+
+    def amount_from_acquirer(self, value) -> int:
+        return self.amount_to_acquirer(value)
+
     # -- what the hosted checkout shows (payments.acquirer.base.Acquirer) ----------------------
 
     banks = BANKS
     wallets = WALLETS
     test_otp = TEST_OTP
     requires_customer_phone = False  # it invents nothing and needs nothing of the customer
+    # Its payer's bank finishes what it answered PENDING (upi_pending_sweep): no need to ask.
+    status_query_while_pending = False
     upi_test_vpas = UPI_TEST_VPAS
     gateway_upi_link_payable = True  # its payer's bank pays the gateway's own link (payments/sandbox_upi)
     # Where transfers are paid: the sandbox's collection account, the account number ending in

@@ -10,10 +10,13 @@ from gateway.platform.auth import ensure_same_merchant
 from gateway.core.crypto import constant_time_equals
 from gateway.core.errors import InvalidSignature, NotFound, ValidationError
 from gateway.platform.schema import error_responses
+from gateway.core.replay import checksum_use, request_digest
 from gateway.core.signing import (
     CREATION_CHECKSUM_NAMES,
     ENQUIRY_CHECKSUM_NAMES,
+    HOSTED_FULL_CHECKSUM_NAMES,
     verify_checksum,
+    verify_checksum_of_any,
     verify_signed_if_sent_or_required,
     verify_timestamp,
 )
@@ -75,8 +78,20 @@ class HostedPaymentsView(GatewayAPIView):
         order_details = order_details_validate(data)
         ensure_same_merchant(merchant, fields["merchantId"])
         timestamp = verify_timestamp(data.get("timestamp"))
-        verify_checksum(merchant.secret_key, fields["checksum"], fields["merchantId"], fields["merchantTxnId"],
-                        fields["amount"], fields["currency"], timestamp, names=CREATION_CHECKSUM_NAMES)
+        # The full base string also signs returnUrl (where the customer and the signed result go)
+        # and tokenId (a saved card to charge; "" when not sent); the interface's leaves them out,
+        # so its checksum is used once (first_use below).
+        signed = (fields["merchantId"], fields["merchantTxnId"], fields["amount"], fields["currency"])
+        verify_checksum_of_any(merchant.secret_key, fields["checksum"],
+                               (*signed, fields["returnUrl"], fields.get("tokenId") or "", timestamp),
+                               (*signed, timestamp), names=CREATION_CHECKSUM_NAMES,
+                               full_names=HOSTED_FULL_CHECKSUM_NAMES)
+
+        def first_use() -> None:
+            # Where the session would be created, after the key and merchantTxnId have answered
+            # their own repeats (gateway.core.replay; without Redis it goes on).
+            checksum_use(merchant_pk=merchant.pk, checksum=fields["checksum"], timestamp=timestamp,
+                         repeat=request_digest(data), fail_closed=False)
         token = None
         if fields.get("tokenId") is not None:
             # The tokenisation beta (docs/tokens.md): the merchant's own live token, in staging only.
@@ -89,7 +104,7 @@ class HostedPaymentsView(GatewayAPIView):
             order_details=order_details, language=fields.get("language", ""),
         )
         outcome = hosted_payment_submit(merchant=merchant, create=create, body=data, token=token,
-                                        idempotency_key=key)
+                                        idempotency_key=key, first_use=first_use)
         headers = {"Idempotent-Replayed": "true"} if outcome.replayed else None
         return Response(outcome.body, status=outcome.status, headers=headers)
 

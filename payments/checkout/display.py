@@ -17,11 +17,10 @@ from django.utils.translation import gettext_lazy as _
 from gateway.platform.brand import accent_palette
 from gateway.core.errors import GatewayError
 from gateway.platform.models import Merchant, MerchantBrand
-from gateway.platform.methods import methods_for_amount
 from gateway.core.money import rupees_str
 from payments.acquirer import get_acquirer
+from payments.checkout.availability import methods_on_page, usable_methods
 from payments.models import Payment, PaymentEvent
-from payments.services.acquirer_methods import acquirer_methods
 from payments.services.hosted.customer import customer_phone_needed
 from tokens.selectors import token_for_checkout
 from tokens.services import card_consent_text
@@ -143,8 +142,8 @@ def page_context(payment: Payment, **extra) -> dict:
 
 
 def offered_methods(payment: Payment) -> list[str]:
-    """The codes of the methods the payment's merchant offers for its amount."""
-    return methods_for_amount(payment.merchant.payment_methods, payment.amount, carried=acquirer_methods())
+    """The codes of the methods the payment can be paid with (payments.checkout.availability)."""
+    return usable_methods(payment)
 
 
 # What the customer reads after a failed attempt, by the method that failed.
@@ -176,18 +175,21 @@ def attempt_failed(payment: Payment) -> dict | None:
 def render_methods(request, payment: Payment, *, open_method: str = "", errors=None, values=None,
                    status: int = 200):
     """The methods page, `open_method` unfolded and `errors` shown by field; after a failed
-    attempt, why it failed (data-attempt="failed", CONTRACT.md). Only the methods the merchant
-    offers for the payment's amount (gateway.platform.methods)."""
+    attempt, why it failed (data-attempt="failed", CONTRACT.md). Every method the merchant
+    offers, each with its form, or, when it cannot take this payment, why not and which method
+    can (payments.checkout.availability)."""
     pid = payment.payment_id
     failed = attempt_failed(payment)
     open_method = open_method or (failed or {}).get("method", "")
     acquirer = get_acquirer()
     upi_link = upi_link_of(payment) if acquirer.gateway_upi_link_payable else ""
-    offered = offered_methods(payment)
     hints = {M.WALLET: ", ".join(acquirer.wallets.values())}
-    methods = [{"code": code.value, "label": label, "hint": hints.get(code, hint), "open": code.value == open_method,
-                "marks": marks_of(code.value)}
-               for code, label, hint in METHODS if code.value in offered]
+    labels = {code.value: (label, hints.get(code, hint)) for code, label, hint in METHODS}
+    methods = [{"code": shown.code, "label": labels[shown.code][0], "hint": labels[shown.code][1],
+                "open": shown.code == open_method, "marks": marks_of(shown.code), "usable": shown.usable,
+                "reason": shown.reason, "short": shown.short, "instead": shown.instead,
+                "instead_label": labels[shown.instead][0] if shown.instead else ""}
+               for shown in methods_on_page(payment)]
     context = page_context(
         payment, methods=methods, errors=errors or {}, open_method=open_method,
         upi_link=upi_link, upi_qr=qr_data_uri(upi_link) if upi_link else None,

@@ -25,6 +25,7 @@ from gateway.platform.models import MerchantBrand
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerError
 from payments.checkout import forms
+from payments.checkout.availability import refusal
 from payments.checkout.access import checkout_page, grant_by_link, grant_by_secret, granted_payment
 from payments.checkout.display import (
     format_inr,
@@ -102,6 +103,19 @@ def _phone_keep(payment: Payment, phone: forms.CustomerPhoneForm) -> None:
         payment.refresh_from_db()
 
 
+def _refused(request, payment: Payment, mode: str):
+    """The methods page again, saying why, when `payment` cannot be paid by `mode` (a method
+    the page shows as not available for this amount, or not at all): the page never offers its
+    form, so only a stale tab or a request made by hand gets here. 400, and nothing is written.
+    None when `mode` may go ahead (or the payment has moved on: the step then shows where)."""
+    if payment.status != S.PENDING:
+        return None
+    why = refusal(payment, mode)
+    if why is None:
+        return None
+    return render_methods(request, payment, open_method=mode, errors={"mode": [why]}, status=400)
+
+
 # --- pages ----------------------------------------------------------------------------------
 
 set_language = checkout_page(require_POST(i18n_views.set_language))
@@ -117,7 +131,11 @@ def page(request, payment_id: str):
         grant_by_secret(request, payment_id, secret)
         return HttpResponseRedirect(reverse("checkout:page", args=[payment_id]), status=303)
     payment = granted_payment(request, payment_id)
-    return go_on(payment, here=request.path) or render_methods(request, payment)
+    # ?method=NEFT opens that method (the link "Pay by NEFT instead" of a method that cannot
+    # take this amount: no JavaScript needed).
+    opened = request.GET.get("method", "")
+    return go_on(payment, here=request.path) or render_methods(
+        request, payment, open_method=opened if opened in Payment.Mode.values else "")
 
 
 @checkout_page
@@ -125,6 +143,8 @@ def page(request, payment_id: str):
 def upi(request, payment_id: str):
     """UPI collect: the customer's UPI app is asked to approve; the waiting page follows."""
     payment = granted_payment(request, payment_id)
+    if (refused := _refused(request, payment, M.UPI)) is not None:
+        return refused
     form = forms.UpiForm(request.POST)
     typed = {"vpa": request.POST.get("vpa", "")[:320], **_typed_phone(request)}  # not card data
     errors, phone = _with_phone(request, payment, form)
@@ -148,6 +168,8 @@ def card(request, payment_id: str):
     """Card details in, 3-D Secure challenge (or the decline) out. The number and CVV go to the
     acquirer and nowhere else: on a validation error the page is shown again without them."""
     payment = granted_payment(request, payment_id)
+    if (refused := _refused(request, payment, M.CARD)) is not None:
+        return refused
     form = forms.CardForm(request.POST)
     errors, phone = _with_phone(request, payment, form)
     if errors:
@@ -170,6 +192,8 @@ def card_saved(request, payment_id: str):
     """The saved card of a session created with tokenId (staging beta): CVV in, the same 3-D
     Secure challenge as a typed card out. The CVV goes to the card network and nowhere else."""
     payment = granted_payment(request, payment_id)
+    if (refused := _refused(request, payment, M.CARD)) is not None:
+        return refused
     token = token_for_checkout(payment_pk=payment.pk, merchant_id=payment.merchant_id)
     if token is None:
         return render_methods(request, payment, open_method=M.CARD, errors={
@@ -211,6 +235,8 @@ def card_otp(request, payment_id: str):
 
 def _bank_start(request, payment_id: str, mode: str, form_class, field: str):
     payment = granted_payment(request, payment_id)
+    if (refused := _refused(request, payment, mode)) is not None:
+        return refused
     form = form_class(request.POST)
     errors, phone = _with_phone(request, payment, form)
     if errors:
@@ -243,6 +269,9 @@ def transfer_start(request, payment_id: str):
     """NEFT, RTGS or cash challan: a reference is issued and the challan shown."""
     payment = granted_payment(request, payment_id)
     form = forms.TransferForm(request.POST)
+    mode = request.POST.get("mode", "")
+    if mode in hosted.TRANSFER_MODES and (refused := _refused(request, payment, mode)) is not None:
+        return refused
     errors, phone = _with_phone(request, payment, form)
     if errors:
         if "mode" in errors:

@@ -9,11 +9,14 @@ The order a request is decided in, each step's error code in brackets:
   3. merchantId is the API key's merchant (UNAUTHORIZED);
   4. timestamp present, not in the future (INVALID_TIMESTAMP), not older than 5 minutes
      (REQUEST_EXPIRED);
-  5. checksum = HMAC-SHA256(secret, merchantId|merchantTxnId|amount|currency|timestamp)
-     (INVALID_SIGNATURE);
+  5. checksum = HMAC-SHA256(secret, merchantId|merchantTxnId|amount|currency|webhookUrl|timestamp),
+     or over the interface's merchantId|merchantTxnId|amount|currency|timestamp, which leaves
+     webhookUrl out (INVALID_SIGNATURE);
   6. X-Idempotency-Key: a stored response is answered again, another body is
      IDEMPOTENCY_MISMATCH (payments.services.idempotency);
-  7. merchantTxnId not used before by this merchant (DUPLICATE_TRANSACTION);
+  7. merchantTxnId not used before by this merchant (DUPLICATE_TRANSACTION); then the checksum's
+     first use (gateway.core.replay: another request with it is INVALID_SIGNATURE, the same
+     request again goes on; without Redis, it goes on);
   8. the acquirer registers the payment (PAYMENT_FAILED / SERVICE_UNAVAILABLE /
      PROCESSING_ERROR), with no transaction of ours open and no row locked (with a key, its
      record is in flight, committed, not locked);
@@ -42,7 +45,13 @@ from gateway.core.errors import (
     ServiceUnavailable,
 )
 from gateway.platform.models import Merchant
-from gateway.core.signing import CREATION_CHECKSUM_NAMES, verify_checksum, verify_timestamp
+from gateway.core.replay import checksum_use, request_digest
+from gateway.core.signing import (
+    CREATION_CHECKSUM_NAMES,
+    S2S_FULL_CHECKSUM_NAMES,
+    verify_checksum_of_any,
+    verify_timestamp,
+)
 from gateway.core.tracing import current_trace_id
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
@@ -72,8 +81,12 @@ def s2s_request_check(*, merchant: Merchant, data: dict, body: dict) -> dict:
     ensure_same_merchant(merchant, data["merchantId"])
     timestamp = verify_timestamp(body.get("timestamp"))
     # Compared exactly (docs/decisions.md): uppercase hex is INVALID_SIGNATURE, as on every endpoint.
-    verify_checksum(merchant.secret_key, data["checksum"], data["merchantId"], data["merchantTxnId"],
-                    data["amount"], data["currency"], timestamp, names=CREATION_CHECKSUM_NAMES)
+    # The full base string signs webhookUrl (where this payment's data goes; "" when not sent);
+    # the interface's, which SDK 1.0.1 sends with a webhookUrl, does not: its checksum is then
+    # used once (s2s_payment_submit).
+    fields = (data["merchantId"], data["merchantTxnId"], data["amount"], data["currency"])
+    verify_checksum_of_any(merchant.secret_key, data["checksum"], (*fields, data.get("webhookUrl") or "", timestamp),
+                           (*fields, timestamp), names=CREATION_CHECKSUM_NAMES, full_names=S2S_FULL_CHECKSUM_NAMES)
     return {**data, "timestamp": timestamp}
 
 
@@ -85,10 +98,17 @@ def s2s_payment_submit(*, merchant: Merchant, data: dict, body: dict,
     response of an earlier request). Raises GatewayError."""
     data = s2s_request_check(merchant=merchant, data=data, body=body)
 
+    def first_use() -> None:
+        # Where the payment would be created: a replay the key or merchantTxnId already answers
+        # (IDEMPOTENCY_MISMATCH, DUPLICATE_TRANSACTION) is answered so, as the interface says.
+        checksum_use(merchant_pk=merchant.pk, checksum=data["checksum"], timestamp=data["timestamp"],
+                     repeat=request_digest(body), fail_closed=False)
+
     def create(lease: Lease) -> tuple[int, dict]:
         # The acquirer first, with the key's record in flight but not locked. The response is
         # then known before the insert (the ids are ours), so the payment, its events and the
         # stored response go to the database as one statement.
+        first_use()
         registration = s2s_payment_register(merchant=merchant, data=data)
         response = s2s_response(registration.payment, link=registration.answer.link)
         if not s2s_payment_record(registration, response=lease.response(CREATED, response)):
@@ -96,7 +116,7 @@ def s2s_payment_submit(*, merchant: Merchant, data: dict, body: dict,
         return CREATED, response
 
     if idempotency_key is None:
-        registration = _s2s_create(merchant=merchant, data=data)
+        registration = _s2s_create(merchant=merchant, data=data, first_use=first_use)
         return IdempotentOutcome(CREATED, s2s_response(registration.payment, link=registration.answer.link),
                                  replayed=False)
     # Step 7 is asked as the key is taken.
@@ -118,10 +138,13 @@ def s2s_payment_create(*, merchant: Merchant, data: dict) -> Payment:
     return _s2s_create(merchant=merchant, data=data).payment
 
 
-def _s2s_create(*, merchant: Merchant, data: dict) -> Registration:
-    """s2s_payment_create, answering the acquirer's answer with the payment (its link)."""
+def _s2s_create(*, merchant: Merchant, data: dict, first_use=None) -> Registration:
+    """s2s_payment_create, answering the acquirer's answer with the payment (its link).
+    `first_use`, when given, runs once merchantTxnId is known to be unused."""
     if payment_txn_id_taken(merchant=merchant, merchant_txn_id=data["merchantTxnId"]):
         raise DuplicateTransaction()  # the common case, answered without troubling the acquirer
+    if first_use is not None:
+        first_use()
     registration = s2s_payment_register(merchant=merchant, data=data)
     s2s_payment_record(registration)
     return registration

@@ -287,21 +287,73 @@ def _reconcile_one(payment_id: int, vpa: str) -> None:
 
 def upi_cut_off_requests(now):
     """The payments whose claimed pay request has no recorded answer, STATUS_QUERY_AFTER
-    after the claim (or the last status query), oldest first. Read through the partial index
-    payment_upi_claimed: only claimed, open UPI payments."""
-    from django.db.models import Exists, OuterRef
+    after the claim (or the last status query), or whose deadline has passed (the expiry that
+    follows must not end a payment the bank may have answered: it is asked first), oldest
+    first. Read through the partial index payment_upi_claimed: only claimed, open UPI payments."""
+    from django.db.models import Exists, OuterRef, Q
 
     # An answer to this claim; a released claim's note is not one (the payer may claim again).
     answered = (PaymentEvent.objects.filter(payment=OuterRef("pk"), kind=PaymentEvent.Kind.ACQUIRER,
                                             detail__step__in=ANSWER_STEPS)
                 .exclude(detail__outcome=NO_SUCH_REQUEST))
-    if getattr(get_acquirer(), "status_query_while_pending", False):
+    if get_acquirer().status_query_while_pending:
         # This acquirer's final word on a PENDING request comes by its own notice (a webhook),
         # which can be lost: a request it answered PENDING is asked about each period too.
         answered = answered.exclude(detail__outcome=Outcome.PENDING.value)
     return (Payment.objects
-            .filter(status=S.PROCESSING, payment_mode=Payment.Mode.UPI, updated_at__lte=now - STATUS_QUERY_AFTER)
+            .filter(Q(updated_at__lte=now - STATUS_QUERY_AFTER) | Q(expires_at__lte=now),
+                    status=S.PROCESSING, payment_mode=Payment.Mode.UPI)
             .exclude(payer_vpa="").exclude(Exists(answered)).order_by("pk"))
+
+
+# A final answer (the bank declined, or approved) recorded for a claimed pay request.
+FINAL_OUTCOMES = (Outcome.DECLINED.value, Outcome.APPROVED.value)
+
+
+def upi_answered_unfollowed(now=None):
+    """Open, claimed UPI payments with a final answer of the acquirer recorded (upi_pay's or
+    the status query's) that nothing followed: the process that recorded it was killed before
+    the status change it called for. Read through payment_upi_claimed, oldest first."""
+    from django.db.models import Exists, OuterRef
+
+    final = PaymentEvent.objects.filter(payment=OuterRef("pk"), kind=PaymentEvent.Kind.ACQUIRER,
+                                        detail__step__in=ANSWER_STEPS, detail__outcome__in=FINAL_OUTCOMES)
+    return (Payment.objects.filter(status=S.PROCESSING, payment_mode=Payment.Mode.UPI)
+            .exclude(payer_vpa="").filter(Exists(final)).order_by("pk"))
+
+
+def upi_answers_follow(*, limit: int = 100) -> int:
+    """Follow the final answers the acquirer gave that were recorded but never acted on
+    (upi_answered_unfollowed): a decline makes the payment FAILED (hosted: a failed attempt),
+    an approval SUCCESS with its RRN, as upi_pay would have. The payments sweep runs it before
+    it expires anything, so the bank's answer wins over the deadline (issue 29: a worker
+    killed between recording a decline and failing the payment left it to expire, and the
+    merchant heard EXPIRED). A hosted answer counts only for the payment's current attempt.
+    Following twice changes nothing (the transitions and the approval's RRN are checked under
+    the payment's lock). Returns how many payments it followed."""
+    followed = 0
+    for payment in upi_answered_unfollowed().select_related("merchant")[:limit]:
+        answers = [e.detail for e in PaymentEvent.objects.filter(
+            payment=payment, kind=PaymentEvent.Kind.ACQUIRER, detail__step__in=ANSWER_STEPS,
+            detail__outcome__in=FINAL_OUTCOMES).order_by("-pk")]
+        attempt = _attempt_of(payment)
+        answer = next((a for a in answers if attempt is None or a.get("attempt") == attempt), None)
+        if answer is None:
+            continue
+        followed += 1
+        if answer["outcome"] == Outcome.DECLINED.value:
+            try:
+                payment_attempt_failed(payment_id=payment.pk, reason=answer.get("message") or "declined by the payer",
+                                       attempt=attempt, detail={"payerVpa": payment.payer_vpa,
+                                                                "source": "recorded answer, followed by the sweep"})
+            except InvalidTransition:  # followed meanwhile, or the attempt is over
+                pass
+        elif answer.get("reference"):
+            upi_approval_record(payment_id=payment.pk, bank_rrn=answer["reference"], step=answer["step"],
+                                attempt=attempt)
+        logger.warning("UPI payment %s: the acquirer's %s answer was recorded but not followed; followed now",
+                       payment.sabpaisa_txn_id, answer["outcome"])
+    return followed
 
 
 def upi_unanswered_reconcile(*, now=None, limit: int = 100) -> int:

@@ -10,8 +10,10 @@ from gateway.platform.api import GatewayAPIView
 from gateway.platform.auth import ensure_same_merchant
 from gateway.core.errors import NotFound, ValidationError
 from gateway.platform.schema import error_responses
+from gateway.core.replay import checksum_use, request_digest
 from gateway.core.signing import (
     REFUND_CREATE_CHECKSUM_NAMES,
+    REFUND_CREATE_FULL_CHECKSUM_NAMES,
     REFUND_GET_CHECKSUM_NAMES,
     REFUND_LIST_CHECKSUM_NAMES,
     verify_signed_if_sent_or_required,
@@ -76,9 +78,23 @@ class RefundsView(GatewayAPIView):
         data = _validated(RefundCreateSerializer, request.data)
         merchant = request.user
         code = _merchant_code(request, data.get("merchantId"))
-        _verify_signed(merchant, data, code, data["txn_id"], data.get("refundId") or "",
-                       names=REFUND_CREATE_CHECKSUM_NAMES)
+        refund_id = data.get("refundId") or ""
+        amount = "" if data["amount_paise"] is None else data["amount_paise"]
+        # Signed over merchantId|txn|refundId|amount|timestamp (every field that moves money), or
+        # over the SDK 3.0.0's merchantId|txn|refundId|timestamp, which leaves the amount out.
+        signed_at = verify_signed_if_sent_or_required(
+            merchant, checksum=data.get("checksum"), timestamp=data.get("timestamp"),
+            fields=(code, data["txn_id"], refund_id), names=REFUND_CREATE_CHECKSUM_NAMES,
+            full_fields=(code, data["txn_id"], refund_id, amount), full_names=REFUND_CREATE_FULL_CHECKSUM_NAMES)
         payment = selectors.payment_get_for_merchant(merchant=merchant, sabpaisa_txn_id=data["txn_id"])
+        if signed_at is not None:
+            # A signed refund is accepted once (gateway.core.replay): a second use of its checksum
+            # is refused, but for the same request repeated with the refundId or X-Idempotency-Key
+            # that answers it with the first refund. Without Redis, refused: it moves money.
+            repeat = (request_digest(request.data) if refund_id
+                      else request_digest(request.data, key) if key is not None else None)
+            checksum_use(merchant_pk=merchant.pk, checksum=data["checksum"], timestamp=signed_at, repeat=repeat,
+                         fail_closed=True)
         outcome = services.refund_request(
             merchant=merchant, payment=payment, amount=data["amount_paise"], reason=data["reason"],
             refund_id=data.get("refundId"), idempotency_key=key, body=request.data, api_key=request.auth)

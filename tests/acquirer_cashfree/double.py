@@ -232,7 +232,11 @@ class CashfreeDouble:
             payment["payment_status"] = status
             payment["payment_completion_time"] = _now()
             if status == "SUCCESS":
-                payment["bank_reference"] = bank_reference or f"{int(payment['cf_payment_id']) % 10**12:012d}"
+                # bank_reference="": Cashfree's success carries none (it is optional).
+                if bank_reference is None:
+                    bank_reference = f"{int(payment['cf_payment_id']) % 10**12:012d}"
+                if bank_reference:
+                    payment["bank_reference"] = bank_reference
                 payment["payment_message"] = message or "00::Transaction success"
                 payment["is_captured"] = True
                 self.orders[order_id]["order_status"] = "PAID"
@@ -247,13 +251,17 @@ class CashfreeDouble:
         return snapshot
 
     def settle_refund(self, order_id: str, refund_id: str, status: str = "SUCCESS", *,
-                      notify: bool = True) -> dict:
+                      notify: bool = True, arn: str | None = None) -> dict:
+        """The refund ends `status`; a SUCCESS carries the bank's `arn` (default: one made up;
+        "": none, as Cashfree may send it)."""
         with self.lock:
             refund = self.refunds[(order_id, refund_id)]
             refund["refund_status"] = status
             refund["processed_at"] = _now()
             if status == "SUCCESS":
-                refund["refund_arn"] = f"ARN{refund['cf_refund_id']}"
+                arn = f"ARN{refund['cf_refund_id']}" if arn is None else arn
+                if arn:
+                    refund["refund_arn"] = arn
                 refund["status_description"] = "Refund processed"
             else:
                 refund["status_description"] = "Refund cancelled by the bank"

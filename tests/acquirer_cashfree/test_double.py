@@ -10,7 +10,7 @@ from payments.acquirer.cashfree.errors import (
     CashfreeBadRequest,
     CashfreeUnavailable,
 )
-from payments.acquirer.cashfree.webhooks import verify_webhook
+from payments.acquirer.cashfree.notices import verify_webhook
 from payments.cards import CardInput
 from tests.acquirer_cashfree.double import CLIENT_SECRET, cashfree_double, description  # noqa: F401
 

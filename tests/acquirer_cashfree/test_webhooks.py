@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from payments.acquirer.cashfree import webhooks
-from payments.acquirer.cashfree.webhooks import (
+from payments.acquirer.cashfree import notices as webhooks
+from payments.acquirer.cashfree.notices import (
     MAX_AGE_SECONDS,
     MAX_AHEAD_SECONDS,
     WebhookVerificationError,

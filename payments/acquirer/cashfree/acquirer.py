@@ -40,6 +40,7 @@ from payments.acquirer.base import (
     AcquirerError,
     AcquirerRefused,
     AcquirerUnavailable,
+    NoticeDelivery,
     Outcome,
     RealAcquirer,
     TransferAccount,
@@ -48,8 +49,11 @@ from payments.cards import CardInput
 from payments.lookups import mobile_digits
 from payments.models import Payment
 
+from . import answers, notices
 from . import client as cf
+from .answers import NotFinal
 from .client import CashfreeClient, Customer, PayAnswer, idempotency_key
+from .money import paise_to_rupees, rupees_to_paise
 from .errors import (
     CashfreeAuthenticationError,
     CashfreeBadRequest,
@@ -76,22 +80,14 @@ BANKS = {"SBIN": "State Bank of India", "HDFC": "HDFC Bank", "ICIC": "ICICI Bank
          "KKBK": "Kotak Mahindra Bank", "PUNB": "Punjab National Bank"}
 WALLETS = {"PAYTM": "Paytm", "PHONEPE": "PhonePe", "AMAZONPAY": "Amazon Pay", "MOBIKWIK": "MobiKwik"}
 
-# Cashfree's payment_status values, as the gateway reads them.
-_APPROVED = {"SUCCESS"}
-_DECLINED = {"FAILED", "USER_DROPPED", "CANCELLED", "VOID"}  # any other (PENDING, NOT_ATTEMPTED): not final
 # Cashfree's payment_group of each of our steps' payments.
 _UPI_GROUPS = {"upi", "upi_ppi", "upi_credit_card", "upi_ppi_offline"}
 _CARD_GROUPS = {"credit_card", "debit_card", "prepaid_card", "corporate_credit_card", "card"}
 _BANK_GROUPS = {"net_banking", "wallet", "app"}
 _TRANSFER_GROUPS = {"bank_transfer", "banktransfer"}
-_REFUND_FINAL = {"SUCCESS", "CANCELLED"}
 _CONFLICT = 409  # Cashfree: an order or refund with that id exists already
 _STEP_GROUPS = {"card_verify_otp": _CARD_GROUPS, "bank_authorize": _BANK_GROUPS,
                 "transfer_received": _TRANSFER_GROUPS}
-
-
-class NotFinal(AcquirerUnavailable):
-    """Cashfree's payment is not final yet (PENDING, NOT_ATTEMPTED): ask again later."""
 
 
 def _mapped(call: Callable[[], T], what: str) -> T:
@@ -111,6 +107,16 @@ def _mapped(call: Callable[[], T], what: str) -> T:
     except ValueError as exc:
         # Our data is outside what Cashfree takes (client.py checks before sending).
         raise AcquirerRefused(f"Cashfree {what}: {exc}") from None
+
+
+# The status query that confirms a failure notice: short, since Cashfree waits for our answer.
+CONFIRM_TIMEOUT_SECONDS = 5.0
+
+
+def webhook_secret() -> str:
+    """The key Cashfree signs webhooks with: CASHFREE_WEBHOOK_SECRET where the account has one,
+    else the PG client secret (Cashfree's docs)."""
+    return settings.CASHFREE_WEBHOOK_SECRET or settings.CASHFREE_CLIENT_SECRET
 
 
 def client_from_settings(*, timeout: float) -> CashfreeClient:
@@ -226,39 +232,21 @@ class CashfreeAcquirer(RealAcquirer):
         except AcquirerRefused:
             return []
 
-    @staticmethod
-    def _answer(found: cf.Payment) -> AcquirerAnswer:
-        """A Cashfree payment attempt's status as the protocol's answer. One not final yet is
-        AcquirerUnavailable: the gateway asks again later and meanwhile decides nothing."""
-        raw = {"cf_payment_id": found.cf_payment_id, "payment_status": found.status,
-               "payment_group": found.payment_group}
-        if found.status in _APPROVED:
-            return AcquirerAnswer(Outcome.APPROVED, reference=found.bank_reference or found.cf_payment_id,
-                                  raw=raw)
-        if found.status in _DECLINED:
-            return AcquirerAnswer(Outcome.DECLINED, message=(found.message or found.status.lower())[:200],
-                                  raw={**raw, "error_code": found.error_code})
-        raise NotFinal(f"Cashfree payment {found.cf_payment_id} is {found.status or 'unknown'}, not final yet")
-
     def _status(self, payment: Payment, groups: set[str], *, cf_payment_id: str = "",
                 payer_vpa: str = "") -> AcquirerAnswer:
         """The status query for one of our steps: an approved payment of the order wins (money
         moved, whichever attempt); else the step's latest attempt at Cashfree. Raises
         AcquirerRefused when Cashfree has no such attempt."""
         found = self._payments(payment)
-        approved = [p for p in found if p.status in _APPROVED]
-        if approved:
-            return self._answer(approved[0])
         if cf_payment_id:
             mine = [p for p in found if p.cf_payment_id == cf_payment_id]
         else:
             mine = [p for p in found if p.payment_group in groups]
             if payer_vpa:
                 mine = [p for p in mine if _upi_id(p) in ("", payer_vpa)]
-        if not mine:
+        if not mine and not any(p.status in answers.APPROVED for p in found):
             raise AcquirerRefused(f"Cashfree has no such payment on order {payment.sabpaisa_txn_id}")
-        latest = max(mine, key=lambda p: (p.raw.get("payment_time") or "", p.cf_payment_id))
-        return self._answer(latest)
+        return answers.order_answer(found, among=mine)
 
     # -- UPI ----------------------------------------------------------------------------------
 
@@ -427,13 +415,34 @@ class CashfreeAcquirer(RealAcquirer):
                 return read()  # a refund with this id exists: the first submission's
             # Sent again (the sweep), the same key replays the first answer: read the refund as
             # it stands now.
-            return created if created.status in _REFUND_FINAL else read()
+            return created if created.status in answers.REFUND_FINAL else read()
 
         try:
             refund = _mapped(create, "refund")
         except AcquirerRefused as refused:  # Cashfree will not refund this (amount, order state)
             return AcquirerAnswer(Outcome.DECLINED, message=str(refused)[:200], raw={"result": "refused"})
-        return _refund_answer(refund)
+        return answers.refund_answer(refund)
+
+    def refund_ref(self, refund_id: str) -> str:
+        return cashfree_refund_id(refund_id)
+
+    # -- its notices (webhooks), received at the gateway's inbound door -----------------------
+
+    def notice_verify(self, *, headers, raw_body: bytes) -> NoticeDelivery:
+        return notices.notice_verify(secret=webhook_secret(), headers=headers, raw_body=raw_body)
+
+    def notice_parse(self, payload: dict):
+        return notices.notice_parse(payload)
+
+    def notice_confirm(self, *, payment: Payment, notice):
+        # Short: Cashfree waits for the door's answer.
+        return notices.notice_confirm(client_from_settings(timeout=CONFIRM_TIMEOUT_SECONDS), notice)
+
+    def amount_to_acquirer(self, paise: int):
+        return paise_to_rupees(paise)
+
+    def amount_from_acquirer(self, value) -> int:
+        return rupees_to_paise(value)
 
     def reverse(self, *, payment: Payment, bank_rrn: str, amount: int, reversal_id: str) -> AcquirerAnswer:
         """A refund of the whole approval, under refund id `reversal_id` (idempotent on it).
@@ -451,16 +460,6 @@ def cashfree_refund_id(refund_id: str) -> str:
     if 3 <= len(refund_id) <= 40:
         return refund_id
     return "gwr_" + hashlib.sha256(refund_id.encode()).hexdigest()[:32]
-
-
-def _refund_answer(refund: cf.Refund) -> AcquirerAnswer:
-    raw = {"cf_refund_id": refund.cf_refund_id, "refund_status": refund.status, "refund_arn": refund.arn}
-    reference = refund.cf_refund_id or refund.refund_id
-    if refund.status == "SUCCESS":
-        return AcquirerAnswer(Outcome.APPROVED, reference=reference, raw=raw)
-    if refund.status == "CANCELLED":
-        return AcquirerAnswer(Outcome.DECLINED, reference=reference, message="refund cancelled by Cashfree", raw=raw)
-    return AcquirerAnswer(Outcome.PENDING, reference=reference, raw=raw)
 
 
 def _upi_id(found: cf.Payment) -> str:

@@ -516,3 +516,14 @@ class CashfreeClient:
         finally:
             timer.cancel()
             connection.close()
+
+
+def payment_entity(item: Any) -> Payment:
+    """Cashfree's payment entity (a status query's list item, a payment webhook's
+    `data.payment`) read as the status query reads it. CashfreeBadResponse if not an object."""
+    return CashfreeClient._payment(item)
+
+
+def refund_entity(item: Any) -> Refund:
+    """Cashfree's refund entity (a refund call's answer, a refund webhook's `data.refund`)."""
+    return CashfreeClient._refund(item)

@@ -13,7 +13,7 @@ secret at rest, and only for the key's 24 hours.
 from __future__ import annotations
 
 from datetime import timezone as dt_timezone
-from typing import Any
+from typing import Any, Callable
 
 from cryptography.fernet import InvalidToken
 from django.utils import timezone
@@ -52,17 +52,22 @@ def hosted_response(session: HostedSession) -> dict:
 
 
 def hosted_payment_submit(*, merchant: Merchant, create: dict[str, Any], body: dict, token: Token | None,
-                          idempotency_key: str | None) -> Outcome:
+                          idempotency_key: str | None, first_use: Callable[[], None] | None = None) -> Outcome:
     """Open the session (hosted_payment_create's keyword arguments in `create`) and answer with
     hosted_response, at most once per idempotency key: the same key and body (but timestamp and
     checksum) answer the original response again, another body is IDEMPOTENCY_MISMATCH, a
-    refused request gives its key back. Raises DuplicateTransaction, IdempotencyMismatch,
-    ServiceUnavailable."""
+    refused request gives its key back. `first_use` runs just before the session is created
+    (the checksum's replay check, which may raise). Raises DuplicateTransaction,
+    IdempotencyMismatch, ServiceUnavailable."""
     if idempotency_key is None:
+        if first_use is not None:
+            first_use()
         session = hosted_payment_create(merchant=merchant, token=token, **create)
         return Outcome(200, hosted_response(session), replayed=False)
 
     def session_create(lease: Lease) -> tuple[int, dict]:
+        if first_use is not None:
+            first_use()
         # Inside the transaction that stores the response: the session commits with it.
         with lease.transaction():
             session = hosted_payment_create(merchant=merchant, token=token, **create)

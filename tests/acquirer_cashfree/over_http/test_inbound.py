@@ -228,14 +228,14 @@ def test_a_cancelled_refund_fails(shop, client, cashfree):
 
 def test_a_notice_whose_application_broke_is_answered_503_and_applied_on_the_next_delivery(
         shop, client, cashfree, monkeypatch):
-    from payments.notices import cashfree as inbound
+    from payments.services import notices
 
     payment = paying(shop, client)
 
     def broken(*args, **kwargs):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(inbound, "step_answer_apply", broken)
+    monkeypatch.setattr(notices, "step_answer_apply", broken)
     cashfree.settle_payment(payment.sabpaisa_txn_id, "SUCCESS")
     first = cashfree.deliveries[0]
     assert (first.status, first.answer["errorCode"]) == (503, "SERVICE_UNAVAILABLE")  # never a 500
@@ -249,10 +249,11 @@ def test_a_notice_whose_application_broke_is_answered_503_and_applied_on_the_nex
 
 def test_a_delivery_arriving_while_the_first_is_applied_does_not_apply_it_twice(shop, client, cashfree,
                                                                                 monkeypatch):
-    from payments.notices import cashfree as inbound
+    from gateway.inbound import pipeline
+    from payments.services.notices import RETAKE_AFTER
 
     payment = paying(shop, client)
-    monkeypatch.setattr(inbound, "_apply", lambda notice, payload: None)  # the first, still applying
+    monkeypatch.setattr(pipeline, "_apply", lambda acquirer, record, notice: None)  # the first, still applying
     cashfree.settle_payment(payment.sabpaisa_txn_id, "SUCCESS")
     first = cashfree.deliveries[0]
     monkeypatch.undo()
@@ -260,7 +261,7 @@ def test_a_delivery_arriving_while_the_first_is_applied_does_not_apply_it_twice(
     assert during.status == 200 and during.answer["duplicate"] is True
     assert Payment.objects.get(pk=payment.pk).status == S.PROCESSING
     # The first one's process died: after RETAKE_AFTER the next delivery applies it.
-    AcquirerNotice.objects.update(updated_at=timezone.now() - inbound.RETAKE_AFTER - timedelta(seconds=1))
+    AcquirerNotice.objects.update(updated_at=timezone.now() - RETAKE_AFTER - timedelta(seconds=1))
     after = cashfree.send_webhook(json.loads(first.body), body=first.body)
     assert after.status == 200 and after.answer["status"] == "APPLIED"
     assert Payment.objects.get(pk=payment.pk).status == S.SUCCESS
@@ -275,16 +276,21 @@ def test_a_refund_known_to_cashfree_by_a_derived_id_is_found(shop, client, cashf
 
 
 def test_a_refund_notice_contradicting_a_final_refund_is_kept_as_not_applied(shop, client, cashfree):
+    from payments.acquirer.base import AcquirerAnswer, Outcome, RefundNotice
     from refunds.notices import refund_notice_apply
 
     refund = refunding(shop, client, cashfree)
     cashfree.settle_refund(refund.payment.sabpaisa_txn_id, refund.refund_id, "SUCCESS")
     refund.refresh_from_db()
     assert refund.status == Refund.Status.SUCCESS
-    same = dict(payment=refund.payment, matches=lambda refund_id: refund_id == refund.refund_id,
-                amount=refund.amount, reference="ARN1", reason="cancelled", detail={})
-    assert refund_notice_apply(succeeded=True, **same)[0] is True  # the same word again: nothing to do
-    applied, result = refund_notice_apply(succeeded=False, **same)
+
+    def notice(outcome):
+        return RefundNotice(order_ref=refund.payment.sabpaisa_txn_id, refund_ref=refund.refund_id,
+                            amount=refund.amount, answer=AcquirerAnswer(outcome, reference="ARN1", message="cancelled"))
+
+    same = dict(payment=refund.payment, matches=lambda refund_id: refund_id == refund.refund_id, source="test")
+    assert refund_notice_apply(notice=notice(Outcome.APPROVED), **same)[0] is True  # the same word again
+    applied, result = refund_notice_apply(notice=notice(Outcome.DECLINED), **same)
     assert not applied and "SUCCESS" in result
     refund.refresh_from_db()
     assert refund.status == Refund.Status.SUCCESS

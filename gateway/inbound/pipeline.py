@@ -1,0 +1,104 @@
+"""One pipeline for every acquirer's notices: verified, recorded, de-duplicated, applied, and
+answered so that the acquirer delivers again only what failed.
+
+Guarantees, in the order they are met:
+
+- Verified by the acquirer's own package (Acquirer.notice_verify). A delivery that fails is
+  refused and nothing is written (an unsigned request cannot fill the table).
+- Recorded untrusted first: one AcquirerNotice per delivered body, committed before anything
+  acts on it (payments.services.notices). The same body again (a replay inside the window, the
+  acquirer's own retry) finds the row: it counts the delivery and changes nothing, unless the
+  first delivery's application failed or was cut off (the row is still RECEIVED), in which case
+  it is applied now, once.
+- Applied through the same transitions as the acquirer's answers: a payment notice by
+  payments.services.notices.payment_notice_apply, a refund notice by
+  refunds.notices.refund_notice_apply. Both carry the answer the acquirer's status query or
+  refund call gives for the same state (the acquirer's package builds both with one function).
+- Answered: NoticeNotApplied when the notice is recorded but not applied (the acquirer could not
+  be asked to confirm it, or applying it failed), so the door asks for it again.
+
+The refund id at the acquirer is Acquirer.refund_ref of the refund's refundId, as refund()
+sends it. A refund notice about a reversal (refund id rev_<pk>) matches no refund and is
+ignored: the reversal reads its refund back when it is sent again (payments.services.reversals).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from payments.acquirer.base import Acquirer, AcquirerUnavailable, PaymentNotice, RefundNotice
+from payments.models import AcquirerNotice
+from payments.services.notices import (
+    notice_not_applied,
+    notice_record,
+    notice_retake,
+    notice_settle,
+    notice_step,
+    payment_for_order,
+    payment_notice_apply,
+)
+from refunds.notices import refund_notice_apply
+
+logger = logging.getLogger("gateway.inbound")
+
+N = AcquirerNotice.Status
+
+
+class NoticeNotApplied(Exception):
+    """The notice is recorded but could not be applied now: it stays RECEIVED, and the acquirer
+    should deliver it again."""
+
+
+@dataclass(frozen=True)
+class NoticeOutcome:
+    notice: AcquirerNotice
+    duplicate: bool  # True: this body was delivered and applied before; nothing changed
+
+
+def notice_receive(*, acquirer: Acquirer, headers, raw_body: bytes) -> NoticeOutcome:
+    """Verify, record and apply one delivery (the module's docstring). Raises NoticeRejected
+    (nothing recorded) or NoticeNotApplied (recorded, to be delivered again)."""
+    delivery = acquirer.notice_verify(headers=headers, raw_body=raw_body)
+    notice = acquirer.notice_parse(delivery.payload)
+    record, first = notice_record(acquirer=acquirer.name, raw_body=raw_body, delivery=delivery,
+                                  order_ref=notice.order_ref if notice is not None else "")
+    if not first and not notice_retake(record):
+        logger.info("%s notice %s (%s) delivered again; %s", acquirer.name, record.pk, record.event_type,
+                    record.status)
+        return NoticeOutcome(record, duplicate=True)
+    try:
+        _apply(acquirer, record, notice)
+    except Exception as exc:
+        notice_not_applied(record, exc)
+        if isinstance(exc, AcquirerUnavailable):
+            raise NoticeNotApplied(str(exc)) from exc
+        raise
+    return NoticeOutcome(record, duplicate=False)
+
+
+def _apply(acquirer: Acquirer, record: AcquirerNotice, notice: PaymentNotice | RefundNotice | None) -> None:
+    if isinstance(notice, PaymentNotice):
+        payment_notice_apply(acquirer=acquirer, record=record, notice=notice)
+    elif isinstance(notice, RefundNotice):
+        _refund(acquirer, record, notice)
+    else:
+        notice_settle(record, N.IGNORED, f"not a payment or refund notice ({record.event_type or 'no type'})")
+
+
+def _refund(acquirer: Acquirer, record: AcquirerNotice, notice: RefundNotice) -> None:
+    payment = payment_for_order(notice.order_ref)
+    if payment is None:
+        logger.warning("%s notice %s: no refund %r of order %r", acquirer.name, record.pk, notice.refund_ref,
+                       notice.order_ref)
+        notice_settle(record, N.IGNORED, "no refund of this gateway has that refund id")
+        return
+    if notice.answer is None:
+        notice_settle(record, N.IGNORED, "refund not final yet", payment)
+        return
+    applied, result = refund_notice_apply(
+        payment=payment, notice=notice, source=notice_step(acquirer),
+        matches=lambda refund_id: acquirer.refund_ref(refund_id) == notice.refund_ref)
+    if not applied:
+        logger.warning("%s notice %s: %s (refund %r of order %r)", acquirer.name, record.pk, result,
+                       notice.refund_ref, notice.order_ref)
+    notice_settle(record, N.APPLIED if applied else N.IGNORED, result, payment)
