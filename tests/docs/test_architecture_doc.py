@@ -141,3 +141,18 @@ def test_the_console_mounts_its_own_pages_and_no_apps_admin_carries_them(db):
     views = [f"{path.relative_to(ROOT)}" for app in APPS for path in (ROOT / app).rglob("admin.py")
              if "gateway.console.views" in imported_modules(path)]
     assert not views, views
+
+
+def test_no_two_cashfree_test_files_define_the_same_fixture():
+    """The Cashfree tests that deliver webhooks over HTTP share one `shop` and one `cashfree`
+    (tests/acquirer_cashfree/over_http/conftest.py); two test files defining the same fixture,
+    word for word, is the copy this test stops."""
+    seen: dict[tuple[str, str], list[str]] = {}
+    for path in sorted((ROOT / "tests" / "acquirer_cashfree").rglob("test_*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            decorators = [ast.unparse(d) for d in getattr(node, "decorator_list", [])]
+            if isinstance(node, ast.FunctionDef) and any(d.startswith("pytest.fixture") for d in decorators):
+                body = ast.dump(ast.Module(body=node.body, type_ignores=[]))
+                seen.setdefault((node.name, ast.unparse(node.args), body), []).append(path.name)
+    copies = {name: files for (name, _, _), files in seen.items() if len(files) > 1}
+    assert not copies, copies
