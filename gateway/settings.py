@@ -4,6 +4,7 @@ Every variable has an embedded default so that `scripts/quickstart` runs with no
 Python: SQLite under var/ (GATEWAY_VAR_DIR), a local-memory cache and a file-system Celery broker. Production
 (GATEWAY_ENV=production) refuses the development defaults for secrets.
 """
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import environ
 from cryptography.fernet import Fernet
 from csp.constants import NONCE
 from django.core.exceptions import ImproperlyConfigured
+
+import payments.acquirer as _acquirers
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -236,6 +239,13 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Exactly one beat sends the schedule: it must hold a lock in Redis, which lives this long
+# unless renewed; a second beat stands by and takes over within this time of the first one's
+# end (gateway/core/beatlock.py).
+CELERY_BEAT_SCHEDULER = "gateway.core.beatlock:SingleBeatScheduler"
+BEAT_LOCK_SECONDS = env.float("BEAT_LOCK_SECONDS", default=15.0)
+if not 3 <= BEAT_LOCK_SECONDS <= 300:
+    raise ImproperlyConfigured("BEAT_LOCK_SECONDS must be between 3 and 300 (seconds)")
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # Keep LOGGING's JSON lines in the worker too, instead of Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
@@ -385,18 +395,11 @@ WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", de
 # production: gateway.E011, gateway.core.urlcheck.private_allowed).
 WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE = False
 
-# The acquirer used for payments (payments.acquirer.get_acquirer): the sandbox simulator, the
-# staging default, moves no money and is refused in production; Cashfree carries real payments
-# (docs/going-live.md).
-GATEWAY_ACQUIRER = env.str("GATEWAY_ACQUIRER", default="" if IS_PRODUCTION else "sandbox")
-if GATEWAY_ACQUIRER not in ("", "sandbox", "cashfree"):
-    raise ImproperlyConfigured(f"GATEWAY_ACQUIRER={GATEWAY_ACQUIRER!r} is not an acquirer of this gateway: "
-                               "use 'sandbox' (staging) or 'cashfree'")
-if IS_PRODUCTION and GATEWAY_ACQUIRER in ("", "sandbox"):
-    raise ImproperlyConfigured(
-        "GATEWAY_ENV=production needs a real acquirer: set GATEWAY_ACQUIRER=cashfree with its credentials. "
-        "The sandbox simulator moves no money and is refused in production."
-    )
+# The acquirer used for payments (payments.acquirer.get_acquirer): a name of the table of
+# implementations (payments.acquirer.IMPLEMENTATIONS, the only list of them). Staging defaults to
+# the simulator, which moves no money and is refused in production; Cashfree carries real
+# payments (docs/going-live.md).
+GATEWAY_ACQUIRER = env.str("GATEWAY_ACQUIRER", default="" if IS_PRODUCTION else _acquirers.staging_default())
 # Cashfree: the merchant account's API keys; webhooks are signed with the client secret unless
 # Cashfree gave a separate secret; its production or sandbox address by environment (a test
 # points it at a double).
@@ -407,15 +410,11 @@ CASHFREE_BASE_URL = env.str("CASHFREE_BASE_URL", default=(
     "https://api.cashfree.com/pg" if IS_PRODUCTION else "https://sandbox.cashfree.com/pg")).rstrip("/")
 # Every call to Cashfree ends within this (payments.acquirer.base.CALL_TIME_LIMIT is 60 s).
 CASHFREE_TIMEOUT_SECONDS = env.float("CASHFREE_TIMEOUT_SECONDS", default=10)
-if GATEWAY_ACQUIRER == "cashfree":
-    _missing = [name for name, value in (("CASHFREE_CLIENT_ID", CASHFREE_CLIENT_ID),
-                                         ("CASHFREE_CLIENT_SECRET", CASHFREE_CLIENT_SECRET)) if not value]
-    if _missing:
-        raise ImproperlyConfigured(f"GATEWAY_ACQUIRER=cashfree needs {' and '.join(_missing)}")
-    if not 0 < CASHFREE_TIMEOUT_SECONDS <= 30:
-        raise ImproperlyConfigured("CASHFREE_TIMEOUT_SECONDS must be more than 0 and at most 30 (seconds)")
-    if IS_PRODUCTION and not CASHFREE_BASE_URL.startswith("https://"):
-        raise ImproperlyConfigured("CASHFREE_BASE_URL must be an https:// address in production")
+# The configured acquirer's own check of its settings (its package's checks.py): a start-up that
+# accepts a setting it cannot honour is refused here, before a worker takes a request.
+_acquirer_problems = _acquirers.settings_problems(GATEWAY_ACQUIRER, sys.modules[__name__])
+if _acquirer_problems:
+    raise ImproperlyConfigured(_acquirer_problems[0])
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["gateway.platform.auth.ApiKeyAuthentication"],
@@ -465,7 +464,7 @@ if IS_PRODUCTION:
     # balancers and orchestrators probe over plain HTTP inside the network.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = True
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^livez$", r"^readyz$"]
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
     if not GATEWAY_PUBLIC_URL.startswith("https://"):
         raise ImproperlyConfigured("GATEWAY_PUBLIC_URL must be an https:// address in production")

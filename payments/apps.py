@@ -11,6 +11,10 @@ class PaymentsConfig(AppConfig):
 
         # Start-up refuses an X-Idempotency-Key wait that gunicorn's worker timeout would cut short.
         checks.register(check_wait_below_worker_timeout)
+        # The configured acquirer's own check of its settings (its package's checks.py).
+        from payments.acquirer import check_acquirer_settings
+
+        checks.register(check_acquirer_settings)
 
         # The delivery log filters by every event type (webhooks stands below payments).
         from payments.payloads import EVENT_TYPES
@@ -19,8 +23,8 @@ class PaymentsConfig(AppConfig):
         event_types_register(EVENT_TYPES.values())
 
         # The sandbox acquirer reaches its payer's bank, which stands above the payment
-        # services, through a hook (payments.acquirer.sandbox.payer_bank_provide says why).
-        from payments.acquirer.sandbox import payer_bank_provide
+        # services, through a hook (payments.acquirer.sandbox.acquirer.payer_bank_provide says why).
+        from payments.acquirer.sandbox.acquirer import payer_bank_provide
         from payments.sandbox_upi.approvals import upi_sandbox_approvals_due
         from payments.sandbox_upi.payer import upi_sandbox_request_pending
 

@@ -279,7 +279,7 @@ class IdempotencyRecord(models.Model):
 class SandboxAcquirerCall(models.Model):
     """The sandbox acquirer's own record of the money-moving calls it answered (an OTP checked,
     a bank's decision, a transfer credited), which its status query reads back
-    (payments.acquirer.sandbox, call_status): like a real acquirer, it can say what it
+    (payments.acquirer.sandbox.acquirer, call_status): like a real acquirer, it can say what it
     answered to a call whose answer never reached the gateway. Holds no card data."""
 
     payment = models.ForeignKey(Payment, on_delete=models.CASCADE, related_name="+", db_index=False)

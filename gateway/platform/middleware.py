@@ -46,6 +46,39 @@ class TraceIdMiddleware:
             reset_trace_id(token)
 
 
+# A refused body is read and thrown away up to this much before the answer, so that the client
+# (or the balancer in front) reads the 400 instead of a reset. gunicorn closes the connection
+# after every answer; closing a socket with unread data makes the kernel send RST, which can
+# overtake the answer: HAProxy then logged the request as aborted by the server and answered
+# 502. Larger bodies are not read (that would let anyone keep a worker busy): the balancer
+# refuses those before they reach a node (deploy/haproxy/haproxy.cfg).
+DISCARD_MAX_BYTES = 1024 * 1024
+
+
+def _discard_body(request, length: int | None) -> None:
+    """Read and drop the body of a refused request, `length` bytes (Content-Length), or for a
+    chunked one whatever gunicorn's reader decodes, at most DISCARD_MAX_BYTES either way."""
+    stream = request.META.get("wsgi.input")
+    if stream is None:
+        return
+    if length is None:
+        if "gunicorn.socket" not in request.META:
+            return  # another server's stream may not say where a chunked body ends
+        left = DISCARD_MAX_BYTES
+    elif length > DISCARD_MAX_BYTES:
+        return
+    else:
+        left = length
+    try:
+        while left > 0:
+            chunk = stream.read(min(65536, left))
+            if not chunk:
+                return
+            left -= len(chunk)
+    except (OSError, ValueError):  # the client went away, or sent a malformed chunk
+        return
+
+
 class ApiErrorMiddleware:
     """Refuse oversized bodies before anything reads them (the API's limit, or the console's
     own with an HTML page), and put 404/405/500 answers that
@@ -63,13 +96,16 @@ class ApiErrorMiddleware:
             # A person uploading a logo reads a page, not an envelope; and the console's forms
             # have a limit of their own (a 512 KB logo), not the API's 64 KiB.
             if length > settings.CONSOLE_MAX_BODY_BYTES:
+                _discard_body(request, length)
                 return console_too_large(request, length)
         elif length > settings.API_MAX_BODY_BYTES:
+            _discard_body(request, length)
             return error_response(ValidationError(
                 f"request body is {length} bytes; the limit is {settings.API_MAX_BODY_BYTES}", field="body"))
         if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower() and not length:
             # Django reads a body only up to Content-Length: a chunked body would be read as empty
             # and the request refused for missing fields, which misleads the caller.
+            _discard_body(request, None)
             return error_response(ValidationError(
                 "is required; chunked request bodies are not accepted", field="Content-Length"))
         response = self.get_response(request)

@@ -137,14 +137,21 @@ def roles_holding(permission: str) -> list[str]:
     return [role for role, names in ROLES.items() if permission in names]
 
 
-def permission_require(user, permission: str, doing: str) -> None:
-    """Raise PermissionDenied unless `user` holds `permission`, with the one refusal every console
-    page and action gives (the 403 page shows it): what was refused, the permission it needs,
-    and the roles that hold it."""
+def permission_refusal(user, permission: str, doing: str) -> str | None:
+    """None when `user` holds `permission`; else the one refusal every console page and action
+    gives: what was refused, the permission it needs, and the roles that hold it."""
     if user.has_perm(permission):
-        return
+        return None
     holders = " or ".join(roles_holding(permission)) or "no role: a superuser's"
-    raise PermissionDenied(f"{doing} needs the permission {permission} (role: {holders}).")
+    return f"{doing} needs the permission {permission} (role: {holders})."
+
+
+def permission_require(user, permission: str, doing: str) -> None:
+    """Raise PermissionDenied (the console's 403 page shows its message) unless `user` holds
+    `permission`, with permission_refusal's words."""
+    refusal = permission_refusal(user, permission, doing)
+    if refusal is not None:
+        raise PermissionDenied(refusal)
 
 
 def user_roles(user) -> list[str]:

@@ -1,4 +1,4 @@
-"""Views of the platform itself: health, and the error handlers Django calls.
+"""Views of the platform itself: health (/healthz, and the /livez and /readyz probes), and the error handlers Django calls.
 
 Errors are the JSON envelope everywhere except in the admin console, where a person reads
 them: there a refused permission or a stale form is an HTML 403 page, and a missing page an
@@ -61,6 +61,28 @@ def healthz(request):
         {**envelope_body(error.code, error.message), "status": "unavailable", "checks": report},
         status=503,
     )
+
+
+@require_safe
+def livez(request):
+    """Liveness: the process answers HTTP. It touches neither the database nor the broker, so a
+    supervisor restarts a wedged process, never a healthy one whose dependencies are away."""
+    return JsonResponse({"status": "ok"})
+
+
+@require_safe
+def readyz(request):
+    """Readiness, what the balancer routes by (deploy/haproxy/haproxy.cfg): can this node serve
+    a request? That needs the database. It does not ask the broker: a request survives a broker
+    outage (publishing is bounded and never raises, gateway/core/broker.py; rate limits fail open,
+    gateway/core/redisguard.py; the beat sweeps catch up), and every node shares the one broker,
+    so asking it would take every node out of the pool at once for a blip that costs nothing.
+    /healthz keeps asking both, for a person or a monitor."""
+    if _database_ok():
+        return JsonResponse({"status": "ok", "checks": {"database": "ok"}})
+    error = ServiceUnavailable("the database is unreachable")
+    return JsonResponse({**envelope_body(error.code, error.message), "status": "unavailable",
+                         "checks": {"database": "down"}}, status=503)
 
 
 def bad_request(request, exception=None):

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
@@ -155,18 +156,43 @@ ATTEMPT_FAILED_TITLES = {
 }
 
 
+# The gateway's own reasons for a failed attempt (payments/services: the words used when the
+# acquirer gave none, or when it could not be asked), as the customer reads them. Any other
+# reason is the acquirer's or the bank's own words: shown as they came, as a detail.
+OWN_REASONS = {
+    "declined by the payer": _("The payment was declined in the UPI app."),
+    "declined by the issuer": _("The bank that issued your card declined the payment."),
+    "declined by the card network": _("The card network declined the payment."),
+    "declined at the bank": _("Your bank declined the payment."),
+    "3-D Secure authentication failed": _("The card's 3-D Secure check did not pass."),
+    "the bank could not be reached; no money was taken": _("The bank could not be reached."),
+    "the card payment could not be started; no money was taken": _("The card payment could not be started."),
+}
+
+
+def failure_text(sentence: str, detail: str = "") -> str:
+    """A failure as the page shows it: our `sentence` in the page's language and, when there
+    is one, `detail`, the acquirer's or the bank's own words as they came (neither translated
+    nor re-cased: they may hold what the customer typed), marked as English for screen readers."""
+    if not detail:
+        return format_html("{}", sentence)
+    return format_html('{} <q class="failure-detail" lang="en" data-failure-detail>{}</q>', sentence, detail)
+
+
 def attempt_failed(payment: Payment) -> dict | None:
     """Why the payment's last attempt failed, while it is open again (PENDING) after it: the
-    failed method, the acquirer's reason and how many attempts are left."""
+    failed method, why (our sentence, and the bank's own words as a detail) and how many
+    attempts are left."""
     if payment.status != Payment.Status.PENDING or not payment.failed_attempts or not payment.attempt_error:
         return None
     last = (payment.events.filter(kind=PaymentEvent.Kind.STATUS, to_status=Payment.Status.PENDING,
                                   detail__outcome="failed")
             .order_by("-id").values_list("detail", flat=True).first()) or {}
     reason = payment.attempt_error
+    own = OWN_REASONS.get(reason)
     return {
         "title": ATTEMPT_FAILED_TITLES.get(last.get("method"), _("Your payment did not go through.")),
-        "reason": reason[:1].upper() + reason[1:],
+        "reason": failure_text(own) if own else failure_text(gettext("The bank gave this reason:"), reason),
         "attempts_left": Payment.MAX_FAILED_ATTEMPTS - payment.failed_attempts,
         "method": last.get("method", ""),
     }
@@ -226,8 +252,34 @@ def result_outcome(payment: Payment) -> str:
 
 
 def plain(exc: GatewayError) -> str:
-    """An error's message for a person: without the API field name in front, capitalised."""
+    """An error's message without the API field name in front, and otherwise as it came: not
+    re-cased, since it may begin with what the customer typed ("nobody@ybl is not ...")."""
     message = exc.message
     if exc.field and message.startswith(f"{exc.field}: "):
         message = message[len(exc.field) + 2:]
-    return message[:1].upper() + message[1:]
+    return message
+
+
+# What the page says when a step of the payment could not even start, by error code.
+STEP_ERRORS = {
+    "PAYMENT_FAILED": _("The bank could not start the payment. No money was taken: try again, or choose "
+                        "another method."),
+    "SERVICE_UNAVAILABLE": _("The bank did not answer in time. No money was taken: try again in a moment."),
+    "VALIDATION_ERROR": _("This step could not be completed. Check the details and try again."),
+}
+STEP_ERROR_DEFAULT = _("The payment could not be processed. No money was taken: try again, or choose another "
+                       "method.")
+
+
+def step_error(exc: GatewayError, *, vpa: str = "") -> str:
+    """A step the customer took that could not start (`exc`), in the page's language: our
+    sentence, with the service's or the acquirer's own words as a detail when they say more than
+    the code does. A VPA the UPI request could not be sent to (`payerVpa`) is named as the
+    customer typed it (`vpa`)."""
+    detail = plain(exc) if exc.message != exc.default_message else ""
+    if exc.field == "payerVpa" and vpa:
+        sentence = gettext("We could not send a payment request to %(vpa)s. Check the UPI ID, or choose "
+                           "another method.") % {"vpa": vpa}
+    else:
+        sentence = str(STEP_ERRORS.get(exc.code, STEP_ERROR_DEFAULT))
+    return failure_text(sentence, detail)

@@ -36,6 +36,7 @@ from payments.checkout.display import (
     qr_data_uri,
     render_methods,
     result_outcome,
+    step_error,
     upi_link_of,
 )
 from payments.checkout.navigation import go_on
@@ -62,13 +63,15 @@ class _Step:
 
 
 @contextmanager
-def _checkout_step(*, show_errors: bool = False):
+def _checkout_step(*, show_errors: bool = False, vpa: str = ""):
     """Runs one step of the customer's payment (a service call), as every page here runs one.
 
     InvalidTransition means the payment moved on meanwhile (another tab, the worker, the
     expiry sweep): no error for the customer, because the page that follows (go_on) shows
     where the payment is now; `step.moved_on` records it. With show_errors, any other
-    GatewayError becomes `step.error`, its message for the page to show beside the form;
+    GatewayError becomes `step.error`, what the page shows beside the form (display.step_error:
+    our sentence in the customer's language, the service's words as a detail, and `vpa`, the
+    UPI ID as the customer typed it, named in it);
     without, it goes on to checkout_page, which answers with the checkout's error page."""
     step = _Step()
     try:
@@ -78,7 +81,7 @@ def _checkout_step(*, show_errors: bool = False):
     except GatewayError as exc:
         if not show_errors:
             raise
-        step.error = plain(exc)
+        step.error = step_error(exc, vpa=vpa)
 
 
 def _with_phone(request, payment: Payment, form) -> tuple[dict | None, forms.CustomerPhoneForm]:
@@ -152,7 +155,7 @@ def upi(request, payment_id: str):
         return render_methods(request, payment, open_method=M.UPI, errors=errors, values=typed)
     from payments.services.upi import upi_pay
 
-    with _checkout_step(show_errors=True) as step:
+    with _checkout_step(show_errors=True, vpa=form.cleaned_data["vpa"]) as step:
         _phone_keep(payment, phone)
         upi_pay(payment_id=payment.pk, payer_vpa=form.cleaned_data["vpa"])
     if step.error is not None:

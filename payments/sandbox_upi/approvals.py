@@ -11,7 +11,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from payments.acquirer.sandbox import UPI_SUCCESS_VPA, new_rrn, upi_request_cancelled
+from payments.acquirer.sandbox.acquirer import UPI_SUCCESS_VPA, new_rrn, upi_request_cancelled
 from payments.models import Payment, PaymentEvent
 from payments.services.upi_approval import upi_approval_record
 

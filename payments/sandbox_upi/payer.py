@@ -16,7 +16,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from gateway.core.broker import tasks_publish
-from payments.acquirer.sandbox import UPI_SUCCESS_VPA, UPI_TIMEOUT_VPA
+from payments.acquirer.sandbox.acquirer import UPI_SUCCESS_VPA, UPI_TIMEOUT_VPA
 from payments.models import Payment
 from payments.sandbox_upi.tasks import upi_sandbox_approve_task
 

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from gateway.core.errors import MethodNotAllowed, NotFound, ValidationError, error_response
 from gateway.platform.schema import error_responses
 from gateway.core.tracing import current_trace_id
-from payments.acquirer.sandbox import UPI_FAILURE_VPA, UPI_SUCCESS_VPA, UPI_TEST_VPAS, UPI_TIMEOUT_VPA
+from payments.acquirer.sandbox.acquirer import UPI_FAILURE_VPA, UPI_SUCCESS_VPA, UPI_TEST_VPAS, UPI_TIMEOUT_VPA
 from payments.models import Payment
 from payments.services.upi import upi_pay_link
 

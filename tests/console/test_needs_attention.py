@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from gateway.platform.models import AuditRecord
-from payments.acquirer.sandbox import REVERSAL_REFUSED_AMOUNT
+from payments.acquirer.sandbox.acquirer import REVERSAL_REFUSED_AMOUNT
 from payments.models import Payment, PaymentEvent, Reversal
 from payments.services.reversals import payment_late_approval_handle, reversal_submit
 from refunds.models import Refund

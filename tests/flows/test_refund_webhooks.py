@@ -16,6 +16,13 @@ from tests.support.worker import CeleryWorker
 
 
 @pytest.fixture
+def worker(transactional_db, tmp_path):
+    # A fixture, so that the two-node harness (tests/deploy/) runs this test with its own workers.
+    with CeleryWorker(log_dir=tmp_path) as running:
+        yield running
+
+
+@pytest.fixture
 def receiver():
     with Receiver() as r:
         yield r
@@ -37,20 +44,19 @@ def _refund_events(receiver, count: int) -> dict:
 
 
 def test_refunds_are_processed_by_the_worker_and_their_webhooks_delivered(
-        live_server, transactional_db, receiver, tmp_path):
+        live_server, transactional_db, receiver, worker):
     merchant = make_merchant(webhook_url=receiver.url("/hooks/gateway"))
     payment = make_success_payment(merchant, amount=200_013)
     headers = {"X-Api-Key": merchant.api_key, "Content-Type": "application/json"}
     url = live_server.url + "/api/v2/refunds"
 
-    with CeleryWorker(log_dir=tmp_path):
-        status, failing = http("POST", url, headers=headers,
-                               body=refund_body(merchant, payment, refundAmount=100_013, refundId="WF-FAIL"))
-        assert status == 200, failing
-        status, passing = http("POST", url, headers=headers,
-                               body=refund_body(merchant, payment, refundAmount=50_000, refundId="WF-OK"))
-        assert status == 200, passing
-        events = _refund_events(receiver, 2)
+    status, failing = http("POST", url, headers=headers,
+                           body=refund_body(merchant, payment, refundAmount=100_013, refundId="WF-FAIL"))
+    assert status == 200, failing
+    status, passing = http("POST", url, headers=headers,
+                           body=refund_body(merchant, payment, refundAmount=50_000, refundId="WF-OK"))
+    assert status == 200, passing
+    events = _refund_events(receiver, 2)
 
     processed, failed = events["refund.processed"], events["refund.failed"]
     for request in (processed, failed):

@@ -56,3 +56,43 @@ def test_healthz_is_503_when_the_database_is_unreachable(client, monkeypatch):
 
 def test_healthz_head_is_allowed_for_load_balancers(client):
     assert client.head("/healthz").status_code == 200
+
+
+# --- /livez and /readyz: the probes a supervisor and the balancer use (docs/operations.md) ----
+
+def test_livez_answers_without_touching_the_database_or_the_broker(client, monkeypatch, django_assert_num_queries):
+    from gateway.platform import views
+
+    class DeadConnection:
+        def cursor(self):
+            raise AssertionError("liveness touched the database")
+
+    monkeypatch.setattr(views, "connection", DeadConnection())
+    monkeypatch.setattr(celery_app.conf, "broker_url", f"redis://127.0.0.1:{closed_port()}/0")
+    with django_assert_num_queries(0):
+        response = client.get("/livez")
+    assert response.status_code == 200 and response.json() == {"status": "ok"}
+    assert client.head("/livez").status_code == 200
+
+
+def test_readyz_stays_ready_while_the_broker_is_unreachable(client, monkeypatch):
+    monkeypatch.setattr(celery_app.conf, "broker_url", f"redis://127.0.0.1:{closed_port()}/0")
+    response = client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "checks": {"database": "ok"}}
+    assert client.get("/healthz").status_code == 503  # /healthz keeps CONTRACT.md's meaning
+
+
+def test_readyz_is_503_in_the_envelope_when_the_database_is_unreachable(client, monkeypatch):
+    from gateway.platform import views
+
+    class DeadConnection:
+        def cursor(self):
+            raise OperationalError("connection refused")
+
+    monkeypatch.setattr(views, "connection", DeadConnection())
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["checks"] == {"database": "down"} and body["errorCode"] == "SERVICE_UNAVAILABLE"
+    assert client.head("/readyz").status_code == 503

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from gateway.celery import app
 from payments.acquirer.base import AcquirerUnavailable
-from payments.acquirer.sandbox import REVERSAL_REFUSED_AMOUNT
+from payments.acquirer.sandbox.acquirer import REVERSAL_REFUSED_AMOUNT
 from payments.locks import lock_payment
 from payments.models import Payment, PaymentEvent, Reversal
 from payments.services import hosted

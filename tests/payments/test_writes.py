@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from payments.acquirer.sandbox import SandboxAcquirer
+from payments.acquirer.sandbox.acquirer import SandboxAcquirer
 from payments.acquirer.base import AcquirerRefused
 from payments.models import IdempotencyRecord
 from tests.support.factories import make_merchant, session_body, signed_body

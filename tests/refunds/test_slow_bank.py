@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from payments.acquirer.base import AcquirerUnavailable
-from payments.acquirer.sandbox import SandboxAcquirer
+from payments.acquirer.sandbox.acquirer import SandboxAcquirer
 from refunds import services, submission
 from refunds.models import Refund, RefundEvent
 from refunds.services import REFUND_CLAIM_SECONDS, refund_create, refund_submit, refunds_pending_process

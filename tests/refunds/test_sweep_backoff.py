@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from gateway.core.errors import ValidationError
 from payments.acquirer.base import AcquirerError
-from payments.acquirer.sandbox import SandboxAcquirer
+from payments.acquirer.sandbox.acquirer import SandboxAcquirer
 from refunds import submission
 from refunds.models import Refund, RefundEvent
 from refunds.services import (

@@ -152,3 +152,258 @@ class PgBouncer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+# --- the systemd units: the command lines and environment the harness runs ------------------
+
+def unit_command(unit: str, env: dict[str, str]) -> list[str]:
+    """The ExecStart= of deploy/systemd/`unit`, with ${VAR} from `env` and the install paths
+    (/opt/gateway/.venv/bin, /var/lib/gateway) replaced by this checkout's."""
+    import shlex
+
+    line = next(line for line in (DEPLOY / "systemd" / unit).read_text().splitlines() if line.startswith("ExecStart="))
+    words = shlex.split(line.removeprefix("ExecStart="))
+    bin_dir = str(Path(sys.executable).parent)
+    command = []
+    for word in words:
+        for name, value in env.items():
+            word = word.replace("${" + name + "}", value)
+        word = word.replace("/opt/gateway/.venv/bin", bin_dir).replace("/var/lib/gateway", env["GATEWAY_VAR_DIR"])
+        word = word.replace("%H", socket.gethostname())
+        assert "${" not in word, f"{unit}: {word} names a variable no env file sets"
+        command.append(word)
+    return command
+
+
+def unit_env(*files: str, **overrides: str) -> dict[str, str]:
+    """The process environment of a unit: deploy/env/common.env, then its own file, then `overrides`
+    (the harness's ports, paths, keys, and staging in place of production's acquirer)."""
+    values: dict[str, str] = {}
+    for name in ("common.env", *files):
+        values.update(env_file(DEPLOY / "env" / name))
+    values.update(overrides)
+    return values
+
+
+class Process:
+    """One process of a unit, in a session of its own, logging to a file."""
+
+    def __init__(self, name: str, command: list[str], env: dict[str, str], folder: Path):
+        self.name, self.command, self.env, self.folder = name, command, env, folder
+        self.process: subprocess.Popen | None = None
+        self.runs = 0
+
+    @property
+    def log_path(self) -> Path:
+        return self.folder / f"{self.name}-{self.runs}.log"
+
+    def start(self) -> Process:
+        self.runs += 1
+        base = {k: v for k, v in os.environ.items()
+                if not k.startswith(("DATABASE_", "REDIS_", "CELERY_", "DJANGO_", "GATEWAY_", "TEST_", "SANDBOX_",
+                                     "WEBHOOK_", "REFUND_"))}
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(self.command, cwd=ROOT, env={**base, **self.env, "PYTHONUNBUFFERED": "1"},
+                                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            start_new_session=True)
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self, sig=signal.SIGTERM, timeout: float = 40) -> None:
+        _stop_group(self.process, sig, timeout)
+        if self.process is not None and self.process.poll() is None:
+            _stop_group(self.process, signal.SIGKILL)
+        self.process = None
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+
+class WebNode(Process):
+    """gateway-web.service on a loopback port."""
+
+    def __init__(self, name: str, env: dict[str, str], folder: Path, *, workers: int):
+        self.port = free_port()
+        env = {**unit_env("web.env", **env), "WEB_BIND": f"127.0.0.1:{self.port}", "WEB_WORKERS": str(workers)}
+        super().__init__(name, unit_command("gateway-web.service", env), env, folder)
+
+    def ready(self) -> bool:
+        if not self.running:
+            raise AssertionError(f"{self.name} exited:\n{self.log_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/livez", timeout=2) as answer:
+                return answer.status == 200
+        except (OSError, urllib.error.URLError):
+            return False
+
+    def start(self) -> WebNode:
+        super().start()
+        wait_until(self.ready, 60, lambda: f"{self.name} did not answer /livez:\n{self.log_text()[-3000:]}",
+                   interval=0.2)
+        return self
+
+
+class HAProxy:
+    """deploy/haproxy/haproxy.cfg in front of `nodes`, with a certificate of its own for 127.0.0.1."""
+
+    def __init__(self, nodes: list[WebNode], folder: Path, *, maxconn: int):
+        self.nodes, self.folder, self.maxconn = nodes, folder / "haproxy", maxconn
+        self.https_port, self.http_port, self.stats_port = free_port(), free_port(), free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.https_port}"
+
+    @property
+    def certificate(self) -> Path:
+        return self.folder / "cert.pem"
+
+    def ssl_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.certificate))
+
+    def start(self) -> HAProxy:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        key = self.folder / "key.pem"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                        "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key),
+                        "-out", str(self.certificate)], check=True, capture_output=True)
+        (self.folder / "gateway.pem").write_bytes(self.certificate.read_bytes() + key.read_bytes())
+        replacements = {
+            "log /dev/log local0": "log stdout format raw local0",
+            "chroot /var/lib/haproxy": f"chroot {self.folder}",
+            "/run/haproxy/admin.sock": str(self.folder / "admin.sock"),
+            "bind :80\n": f"bind 127.0.0.1:{self.http_port}\n",
+            "bind :443 ": f"bind 127.0.0.1:{self.https_port} ",
+            "/etc/haproxy/certs/gateway.pem": str(self.folder / "gateway.pem"),
+            "bind 127.0.0.1:8404": f"bind 127.0.0.1:{self.stats_port}",
+            "maxconn 8\n": f"maxconn {self.maxconn}\n",
+            "server web1 10.0.0.11:8000 check": f"server web1 127.0.0.1:{self.nodes[0].port} check",
+            "server web2 10.0.0.12:8000 check": f"server web2 127.0.0.1:{self.nodes[1].port} check",
+        }
+        config = self.folder / "haproxy.cfg"
+        config.write_text(render(DEPLOY / "haproxy" / "haproxy.cfg", replacements))
+        subprocess.run([HAPROXY, "-c", "-q", "-f", str(config)], check=True, capture_output=True)
+        with open(self.folder / "haproxy.log", "wb") as log:
+            # -db: in the foreground, whatever the file's `daemon` says.
+            self.process = subprocess.Popen([HAPROXY, "-db", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+        wait_until(lambda: self.process.poll() is not None or _accepts(self.https_port), 15, "haproxy did not start")
+        if self.process.poll() is not None:
+            raise AssertionError("haproxy exited:\n" + self.log_text())
+        return self
+
+    def log_text(self) -> str:
+        path = self.folder / "haproxy.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def server_states(self) -> dict[str, str]:
+        """{"web1": "UP", "web2": "DOWN", ...} from HAProxy's own statistics page."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.stats_port}/stats;csv", timeout=5) as answer:
+            lines = answer.read().decode().splitlines()
+        header = lines[0].lstrip("# ").split(",")
+        rows = [dict(zip(header, line.split(","))) for line in lines[1:] if line]
+        return {row["svname"]: row["status"] for row in rows if row["pxname"] == "web" and row["svname"].startswith("web")}
+
+    def stop(self) -> None:
+        _stop_group(self.process, signal.SIGUSR1)  # soft stop: finish what is in flight
+        self.process = None
+
+
+class Cluster:
+    """Two web nodes and two workers, exactly one beat, behind deploy/'s HAProxy and PgBouncer.
+
+    `database_url` is the database to serve (the test database, reached through PgBouncer);
+    `redis_url` the broker and cache; `env` the settings a test wants beside the env files'
+    (sandbox delays, retry schedules). Sizes are small for a shared 2-core machine: 2 gunicorn
+    workers per node, Celery concurrency 2."""
+
+    def __init__(self, database_url: str, redis_url: str, *, encryption_keys: str, env: dict[str, str] | None = None,
+                 web_workers: int = 2, worker_concurrency: int = 2):
+        self.folder = Path(tempfile.mkdtemp(prefix="gw-cluster-"))
+        os.chmod(self.folder, 0o755)
+        self.bouncer = PgBouncer(database_url)
+        self.redis_url = redis_url
+        self.web_workers = web_workers
+        self.worker_concurrency = worker_concurrency
+        self.https_port = free_port()
+        # What the env files leave to the operator, filled in for loopback: staging's sandbox
+        # acquirer in place of production's, the keys the test process encrypts merchants' secrets with.
+        self.overrides = {
+            "GATEWAY_ENV": "staging", "GATEWAY_ACQUIRER": "sandbox", "CASHFREE_CLIENT_ID": "",
+            "CASHFREE_CLIENT_SECRET": "", "GATEWAY_ENCRYPTION_KEYS": encryption_keys,
+            "DJANGO_SECRET_KEY": "two-node-harness-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
+            "REDIS_URL": redis_url, "DATABASE_URL": self.bouncer.url,
+            "GATEWAY_PUBLIC_URL": f"https://127.0.0.1:{self.https_port}",
+            "GATEWAY_VAR_DIR": str(self.folder / "var"), "BEAT_LOCK_SECONDS": "3", **(env or {}),
+        }
+        self.nodes: list[WebNode] = []
+        self.workers: list[Process] = []
+        self.beat: Process | None = None
+        self.balancer: HAProxy | None = None
+
+    def start(self) -> Cluster:
+        (self.folder / "var").mkdir()
+        self.bouncer.start()
+        self.nodes = [WebNode(f"web{i}", self.overrides, self.folder, workers=self.web_workers).start() for i in (1, 2)]
+        self.balancer = HAProxy(self.nodes, self.folder, maxconn=self.web_workers)
+        self.balancer.https_port = self.https_port
+        self.balancer.start()
+        worker_env = unit_env("worker.env", **self.overrides, WORKER_CONCURRENCY=str(self.worker_concurrency))
+        for i in (1, 2):
+            command = unit_command("gateway-worker.service", worker_env)
+            # Two workers on one machine need two names (systemd's %H is each node's host name).
+            command = [w.replace("worker@", f"worker{i}@") for w in command]
+            self.workers.append(Process(f"worker{i}", command, worker_env, self.folder).start())
+        beat_env = unit_env("beat.env", **self.overrides)
+        self.beat = Process("beat", unit_command("gateway-beat.service", beat_env), beat_env, self.folder).start()
+        for worker in self.workers:
+            wait_until(lambda: " ready." in worker.log_text() or not worker.running, 60,
+                       lambda: f"{worker.name} not ready:\n{worker.log_text()[-3000:]}")
+            assert worker.running, worker.log_text()[-3000:]
+        wait_until(lambda: set(self.balancer.server_states().values()) == {"UP"}, 30,
+                   lambda: f"HAProxy's servers are not all up: {self.balancer.server_states()}")
+        return self
+
+    @property
+    def url(self) -> str:
+        return self.balancer.url
+
+    def broker_connections(self) -> list[int]:
+        """How often each worker has connected to the broker so far (its log says so each time)."""
+        return [worker.log_text().count("Connected to redis") for worker in self.workers]
+
+    def wait_broker_reconnected(self, before: list[int]) -> None:
+        wait_until(lambda: all(now > then for now, then in zip(self.broker_connections(), before)), 60,
+                   lambda: "a worker did not reconnect to the broker:\n" + self.logs())
+
+    def logs(self, tail: int = 3000) -> str:
+        parts = [f"--- {p.name}\n{p.log_text()[-tail:]}" for p in (*self.nodes, *self.workers, self.beat) if p]
+        if self.balancer:
+            parts.append(f"--- haproxy\n{self.balancer.log_text()[-tail:]}")
+        return "\n".join(parts)
+
+    def close(self) -> None:
+        if self.balancer:
+            self.balancer.stop()
+        for process in (self.beat, *self.workers, *self.nodes):
+            if process is not None:
+                process.stop(timeout=20)
+        self.bouncer.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __enter__(self) -> Cluster:
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        self.close()

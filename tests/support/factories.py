@@ -18,7 +18,7 @@ from django.utils import timezone
 from gateway.core.signing import compute_checksum
 from gateway.platform.models import Merchant
 from gateway.platform.services import merchant_create
-from payments.acquirer.sandbox import new_rrn
+from payments.acquirer.sandbox.acquirer import new_rrn
 from payments.cards import CardInput
 from payments.locks import lock_payment
 from payments.models import Payment

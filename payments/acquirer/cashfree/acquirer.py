@@ -70,7 +70,7 @@ T = TypeVar("T")
 # against a reference of ours; Cashfree's API has no such method (docs/going-live.md).
 METHODS = frozenset({"UPI", "CARD", "NB", "WALLET", "NEFT", "RTGS"})
 
-# Our net banking codes (payments.acquirer.sandbox.BANKS, the IFSC prefixes) to Cashfree's
+# Our net banking codes (payments.acquirer.sandbox.acquirer.BANKS, the IFSC prefixes) to Cashfree's
 # four-digit netbanking_bank_code (Cashfree's published list of net banking codes).
 NETBANKING_CODES = {"SBIN": 3044, "HDFC": 3021, "ICIC": 3022, "UTIB": 3003, "KKBK": 3032, "PUNB": 3038}
 # Our wallet codes to Cashfree's `app` providers.

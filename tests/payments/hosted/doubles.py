@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
-from payments.acquirer.sandbox import SandboxAcquirer
+from payments.acquirer.sandbox.acquirer import SandboxAcquirer
 
 # A generous bound on waiting for another thread, so that a broken test fails instead of
 # hanging. It is never what a test asserts on.

@@ -83,7 +83,7 @@ def test_upi_qr_code_is_the_payments_upi_link_and_paying_it_finishes_the_checkou
     assert checkout.locator("[data-poll]").count() == 1  # it asks the server until something changes
     upi_pay_link(upi_uri=decoded, payer_vpa="failure@sandbox")  # the customer's UPI app
     checkout.locator("[data-attempt=failed]").wait_for()  # the waiting page's reload lands there
-    assert_attempt_failed(checkout, session, "Declined by the payer")
+    assert_attempt_failed(checkout, session, "declined by the payer")  # the bank's words, as they came (issue 26)
 
 
 # --- cards ----------------------------------------------------------------------------------
@@ -132,7 +132,7 @@ def test_a_declined_card_then_another_card_pays_with_one_webhook(checkout, start
 
     session = start()
     pay_by_card(checkout, "4000 0000 0000 0002")
-    assert_attempt_failed(checkout, session, "Declined by the issuer")
+    assert_attempt_failed(checkout, session, "declined by the issuer")  # as the bank said it
     payment = payment_of(session)
     assert not payment.events.filter(detail__result="3ds challenge").exists()
     assert payment.events.filter(kind="status", detail__outcome="failed", detail__method="CARD").count() == 1

@@ -14,7 +14,7 @@ from django.db import connection
 from django.utils import timezone
 
 from payments.acquirer.base import AcquirerUnavailable
-from payments.acquirer.sandbox import SandboxAcquirer
+from payments.acquirer.sandbox.acquirer import SandboxAcquirer
 from payments.cards import CardInput
 from payments.models import Payment, PaymentEvent, Reversal
 from payments.services import hosted

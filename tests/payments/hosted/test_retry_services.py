@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from payments.acquirer.base import AcquirerUnavailable
-from payments.acquirer.sandbox import SandboxAcquirer
+from payments.acquirer.sandbox.acquirer import SandboxAcquirer
 from payments.models import Payment, Reversal
 from payments.services import hosted
 from payments.sandbox_upi.approvals import upi_sandbox_approve

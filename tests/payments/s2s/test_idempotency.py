@@ -239,7 +239,7 @@ def test_requests_with_one_key_wait_for_a_slow_first_one_and_answer_with_its_res
                                                                                      monkeypatch):
     """The acquirer takes half a second: the other 19 are certainly waiting on the key's row
     lock meanwhile, and must neither fail nor ask the acquirer again."""
-    from payments.acquirer.sandbox import SandboxAcquirer
+    from payments.acquirer.sandbox.acquirer import SandboxAcquirer
 
     calls = []
     register = SandboxAcquirer.upi_register

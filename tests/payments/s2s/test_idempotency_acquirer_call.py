@@ -15,7 +15,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from payments.acquirer.sandbox import SandboxAcquirer
+from payments.acquirer.sandbox.acquirer import SandboxAcquirer
 from payments.models import IdempotencyRecord, Payment
 from payments.services import idempotency
 from tests.payments.s2s.conftest import URL, assert_error

@@ -199,7 +199,7 @@ def test_the_beat_sweep_approves_before_it_expires(s2s_payment, settings):
 def test_an_acquirer_that_cannot_take_the_payment_releases_the_payer(s2s_payment, monkeypatch, raised, code):
     from gateway.core.errors import GatewayError
     from payments.acquirer import base
-    from payments.acquirer.sandbox import SandboxAcquirer
+    from payments.acquirer.sandbox.acquirer import SandboxAcquirer
 
     payment = s2s_payment()
 

@@ -10,7 +10,7 @@ from django.db import connection
 from django.utils import timezone
 
 from payments.acquirer.base import AcquirerUnavailable
-from payments.acquirer.sandbox import SandboxAcquirer
+from payments.acquirer.sandbox.acquirer import SandboxAcquirer
 from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import STATUS_QUERY_AFTER
 from payments.services.upi import (

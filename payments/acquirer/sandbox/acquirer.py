@@ -29,13 +29,13 @@ from collections.abc import Callable
 from django.core.exceptions import ImproperlyConfigured
 
 from gateway.core.ids import random_string
+from gateway.platform.methods import CODES
 from payments.acquirer.base import (
     AcquirerAnswer,
     AcquirerError,
     AcquirerRefused,
     AcquirerUnavailable,
     NoticeDelivery,
-    NoticeRejected,
     Outcome,
     PaymentNotice,
     RefundNotice,
@@ -43,6 +43,8 @@ from payments.acquirer.base import (
 )
 from payments.cards import CardInput
 from payments.models import Payment, SandboxAcquirerCall
+
+from . import notices
 
 UPI_SUCCESS_VPA = "success@sandbox"
 UPI_FAILURE_VPA = "failure@sandbox"
@@ -108,7 +110,7 @@ def upi_request_cancelled(*, payment_id: int, attempt: int) -> bool:
 # must not import it, not even inside a function (that was an import circle through the
 # approval task). Instead the adapter declares here the two things it asks of its payer's bank,
 # and payments.apps installs payments.sandbox_upi's when Django starts: the arrow runs one way,
-# payments.sandbox_upi -> payments.acquirer.sandbox. Its absence is a clear
+# payments.sandbox_upi -> payments.acquirer.sandbox.acquirer. Its absence is a clear
 # ImproperlyConfigured, never a request silently left unapproved.
 RequestPending = Callable[..., None]  # (*, payment: Payment, vpa: str): act on a pending request
 ApprovalsDue = Callable[..., int]  # (*, now: datetime | None): finish lost approvals; how many
@@ -257,17 +259,17 @@ class SandboxAcquirer:
     def refund_ref(self, refund_id: str) -> str:
         return refund_id
 
-    # -- its notices: the sandbox sends none (its payer's bank answers through the payments
-    # services) -------------------------------------------------------------------------------
+    # -- its notices (notices.py), delivered to the inbound door like a real acquirer's -------
 
     def notice_verify(self, *, headers, raw_body: bytes) -> NoticeDelivery:
-        raise NoticeRejected("the sandbox sends no notices")
+        return notices.notice_verify(headers=headers, raw_body=raw_body)
 
     def notice_parse(self, payload: dict) -> PaymentNotice | RefundNotice | None:
-        return None
+        return notices.notice_parse(payload)
 
     def notice_confirm(self, *, payment: Payment, notice: PaymentNotice) -> AcquirerAnswer | None:
-        return None
+        # The sandbox's payments have one attempt at a time, and its declines are final.
+        return notice.answer
 
     # Its amounts are the gateway's own: integer paise.
     def amount_to_acquirer(self, paise: int) -> int:
@@ -280,6 +282,7 @@ class SandboxAcquirer:
 
     # -- what the hosted checkout shows (payments.acquirer.base.Acquirer) ----------------------
 
+    methods = frozenset(CODES)  # every method of the checkout: it simulates them all
     banks = BANKS
     wallets = WALLETS
     test_otp = TEST_OTP
