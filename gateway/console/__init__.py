@@ -1,7 +1,7 @@
 """The support console on top of Django's admin (docs/console.md).
 
 - kit/: the generic admin kit every app's admin.py uses (fast lists, the read-only mixin,
-  display, days); it imports nothing of the apps.
+  display, form fields, days); it imports nothing of the apps.
 - search.py: one search box for every payment identifier, as exact index lookups.
 - story.py: a payment's whole story in time order.
 - dashboard.py, charts.py: the operations dashboard and its server-rendered SVG charts.
