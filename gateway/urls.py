@@ -3,6 +3,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from gateway.console.claims import credential_claim
 from gateway.platform import views
 
 urlpatterns = [
@@ -12,7 +13,11 @@ urlpatterns = [
     path("readyz", views.readyz, name="readyz"),
     # APPEND_SLASH is off (API paths are exact); staff typing the console's address still get there.
     path("admin", RedirectView.as_view(url="/admin/", permanent=False)),
+    # The console's own pages (dashboard, Needs attention, settlement export), before the admin's.
+    path("admin/console/", include("gateway.console.urls")),
     path("admin/", admin.site.urls),
+    # Where a merchant claims credentials staff made, with two administrators' codes (docs/security.md).
+    path("credentials/claim/<str:claim_id>", credential_claim, name="credential-claim"),
     path("api/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]),
          name="schema"),
     # The split view serves its script from this address instead of inline: the CSP allows no

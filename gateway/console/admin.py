@@ -1,7 +1,9 @@
 """The console for merchants and their keys, the audit log, and staff accounts.
 
-Every change to a merchant goes through gateway.platform.services, which writes the audit record;
-credentials are shown once, on the page that follows a rotation. Rotating needs
+Every change to a merchant goes through gateway.platform.services, which writes the audit record.
+No page shows a credential: onboarding and rotations are requests that a second administrator
+approves, and the merchant claims the credentials with the two codes the two administrators
+were handed (gateway.platform.claims, docs/security.md). Asking and approving need
 gateway.change_merchant (the administrators role, gateway/platform/roles.py). Changes to staff
 accounts and groups (who holds which role) are audited too, never with a password.
 """
@@ -9,7 +11,6 @@ from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group, User
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -18,11 +19,11 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from gateway.platform import brand as brand_rules
-from gateway.platform import methods, roles, services
-from gateway.console.lists import DayRangeFilter, FastListMixin
-from gateway.console.readonly import ReadOnlyAdminMixin
+from gateway.platform import claims, methods, roles, services
+from gateway.console.kit.lists import DayRangeFilter, FastListMixin
+from gateway.console.kit.readonly import ReadOnlyAdminMixin
 from gateway.core.errors import GatewayError
-from gateway.platform.models import ApiKey, AuditRecord, Merchant, MerchantBrand
+from gateway.platform.models import ApiKey, AuditRecord, CredentialClaim, Merchant, MerchantBrand
 from gateway.core.money import rupees_str
 from gateway.core.urlcheck import validate_webhook_url
 
@@ -189,8 +190,8 @@ class MerchantAdmin(admin.ModelAdmin):
                     "rate_limit", "created_at")
     list_filter = ("is_active", "signed_requests_required", "s2s_enabled")
     search_fields = ("code", "name")
-    readonly_fields = ("credential_actions", "credential_note", "webhook_secret_grace", "brand_preview", "created_at",
-                       "updated_at")
+    readonly_fields = ("credential_actions", "credential_note", "credential_requests", "webhook_secret_grace",
+                       "brand_preview", "created_at", "updated_at")
     inlines = [ApiKeyInline]
     show_full_result_count = False
 
@@ -202,7 +203,8 @@ class MerchantAdmin(admin.ModelAdmin):
         # Only those who may rotate see the rotate buttons.
         credentials = "credential_actions" if request.user.has_perm(roles.CHANGE_MERCHANT) else "credential_note"
         return [
-            (None, {"fields": base + [credentials, "webhook_secret_grace", "created_at", "updated_at"]}),
+            (None, {"fields": base + [credentials, "credential_requests", "webhook_secret_grace", "created_at",
+                                      "updated_at"]}),
             ("Brand on the checkout", {"fields": ["brand_preview", *BRAND_FIELDS]}),
             ("Payment methods", {
                 "fields": [fields for _, fields in METHOD_FIELDSETS],
@@ -236,12 +238,31 @@ class MerchantAdmin(admin.ModelAdmin):
     def credential_note(self, obj):
         return "Rotating a key or secret needs the administrators role."
 
+    @admin.display(description="credential requests")
+    def credential_requests(self, obj):
+        pending = claims.pending_claims(obj)
+        if not pending:
+            return "None waiting."
+        rows = []
+        for claim in pending:
+            requester = claim.requested_by.get_username() if claim.requested_by else "?"
+            if claim.approved_at:
+                rows.append(format_html("{}: asked by {}, approved by {}; the merchant may claim it until {}.",
+                                        claim.get_purpose_display(), requester, claim.approved_by.get_username(),
+                                        timezone.localtime(claim.expires_at).strftime("%Y-%m-%d %H:%M %Z")))
+            else:
+                rows.append(format_html(
+                    '{}: asked by {}, waiting for a second administrator. <a class="button" href="{}">Review and '
+                    'approve</a>', claim.get_purpose_display(), requester,
+                    reverse("admin:gateway_merchant_claim_approve", args=[obj.pk, claim.claim_id])))
+        return format_html("<br>".join("{}" for _ in rows), *rows)
+
     @admin.display(description="credentials")
     def credential_actions(self, obj):
         links = [
             (reverse("admin:gateway_merchant_rotate", args=[obj.pk, kind]), label)
-            for kind, label in (("api-key", "Rotate API key"), ("secret-key", "Rotate secret key"),
-                                ("webhook-secret", "Rotate webhook secret"))
+            for kind, label in (("api-key", "Ask to rotate API key"), ("secret-key", "Ask to rotate secret key"),
+                                ("webhook-secret", "Ask to rotate webhook secret"))
         ]
         return format_html(" · ".join('<a class="button" href="{}">{}</a>' for _ in links),
                            *[part for link in links for part in link])
@@ -266,26 +287,49 @@ class MerchantAdmin(admin.ModelAdmin):
     def response_add(self, request, obj, post_url_continue=None):
         credentials = getattr(request, "_new_credentials", None)
         if credentials:
-            return self._show_once(request, obj, "New merchant", credentials.as_dict())
+            # Never shown here: they wait for a second administrator and the merchant's claim.
+            handed = claims.credential_claim_request(merchant=obj, purpose=CredentialClaim.Purpose.ONBOARDING,
+                                                     actor=request.user, values=credentials.as_dict())
+            return self._code_page(request, obj, handed, first=True)
         return super().response_add(request, obj, post_url_continue)
 
     def get_urls(self):
         return [
             path("<int:merchant_id>/rotate/<str:kind>/", self.admin_site.admin_view(self.rotate_view),
                  name="gateway_merchant_rotate"),
+            path("<int:merchant_id>/credentials/<str:claim_id>/approve/",
+                 self.admin_site.admin_view(self.approve_view), name="gateway_merchant_claim_approve"),
         ] + super().get_urls()
 
-    def _show_once(self, request, merchant, title, values):
-        context = {**self.admin_site.each_context(request), "title": title, "merchant": merchant,
-                   "values": values, "opts": self.model._meta}
-        response = TemplateResponse(request, "admin/gateway/merchant/show_once.html", context)
+    def _code_page(self, request, merchant, handed: claims.CodeHandedOut, *, first: bool):
+        """The one page that shows a code: to the administrator it is for, once."""
+        context = {**self.admin_site.each_context(request), "title": f"{handed.claim.get_purpose_display()}: "
+                   + ("requested" if first else "approved"), "merchant": merchant, "handed": handed,
+                   "first": first, "opts": self.model._meta}
+        response = TemplateResponse(request, "admin/gateway/merchant/code_handed_out.html", context)
         response["Cache-Control"] = "no-store"
         return response
 
+    def approve_view(self, request, merchant_id, claim_id):
+        roles.permission_require(request.user, roles.CHANGE_MERCHANT, "Approving credentials")
+        merchant = get_object_or_404(Merchant, pk=merchant_id)
+        claim = get_object_or_404(CredentialClaim.objects.select_related("requested_by"), merchant=merchant,
+                                  claim_id=claim_id)
+        refusal = claims.approver_refusal(claim, request.user)
+        if request.method == "POST" and refusal is None:
+            try:
+                handed = claims.credential_claim_approve(claim_id=claim.claim_id, actor=request.user)
+            except GatewayError as exc:
+                refusal = exc.message
+            else:
+                return self._code_page(request, merchant, handed, first=False)
+        context = {**self.admin_site.each_context(request), "title": f"Approve: {claim.get_purpose_display()}",
+                   "merchant": merchant, "claim": claim, "refusal": refusal, "opts": self.model._meta}
+        return TemplateResponse(request, "admin/gateway/merchant/approve.html", context,
+                                status=403 if refusal and request.method == "POST" else 200)
+
     def rotate_view(self, request, merchant_id, kind):
-        if not request.user.has_perm(roles.CHANGE_MERCHANT):
-            raise PermissionDenied(f"Rotating a merchant's key or secret needs the permission {roles.CHANGE_MERCHANT} "
-                                   f"(role: {' or '.join(roles.roles_holding(roles.CHANGE_MERCHANT))}).")
+        roles.permission_require(request.user, roles.CHANGE_MERCHANT, "Rotating a merchant's key or secret")
         if kind not in CREDENTIAL_KINDS:
             raise Http404("no such credential")
         merchant = get_object_or_404(Merchant, pk=merchant_id)
@@ -293,17 +337,12 @@ class MerchantAdmin(admin.ModelAdmin):
         # Bound on every POST: an empty one is a webhook-secret rotation with no grace.
         form = form_class(request.POST if request.method == "POST" else None) if form_class else None
         if request.method == "POST" and (form is None or form.is_valid()):
-            if kind == "api-key":
-                value = services.merchant_rotate_api_key(
-                    merchant=merchant, grace_seconds=form.cleaned_data["grace_hours"] * 3600, actor=request.user)
-                values = {"apiKey": value}
-            elif kind == "secret-key":
-                values = {"secretKey": services.merchant_rotate_secret_key(merchant=merchant, actor=request.user)}
-            else:
-                values = {"webhookSecret": services.merchant_rotate_webhook_secret(
-                    merchant=merchant, grace_seconds=(form.cleaned_data["grace_hours"] or 0) * 3600,
-                    actor=request.user)}
-            return self._show_once(request, merchant, f"New {CREDENTIAL_KINDS[kind]}", values)
+            grace_hours = (form.cleaned_data.get("grace_hours") or 0) if form is not None else 0
+            # A request: nothing rotates, and nobody sees a credential, until a second
+            # administrator approves and the merchant claims (gateway.platform.claims).
+            handed = claims.credential_claim_request(merchant=merchant, purpose=kind, actor=request.user,
+                                                     grace_seconds=grace_hours * 3600)
+            return self._code_page(request, merchant, handed, first=True)
         context = {**self.admin_site.each_context(request), "title": f"Rotate {CREDENTIAL_KINDS[kind]}",
                    "merchant": merchant, "form": form, "kind": kind, "opts": self.model._meta}
         return TemplateResponse(request, "admin/gateway/merchant/rotate.html", context)
@@ -317,6 +356,8 @@ class AuditActionFilter(admin.SimpleListFilter):
     parameter_name = "action"
     ACTIONS = (
         "merchant.create", "merchant.update", "merchant.rotate_api_key", "merchant.rotate_secret_key",
+        "merchant.credentials_request", "merchant.credentials_approve", "merchant.credentials_claim",
+        "merchant.credentials_claim_refused",
         "merchant.rotate_webhook_secret", "merchant.reencrypt_secrets", "refund.initiate", "refund.initiate_refused", "refund.review_release",
         "webhook.resend", "webhook.test_send", "token.delete", "settlement.export",
         "payment_link.create", "payment_link.cancel", "payment_link.customer_cancel",
@@ -386,8 +427,7 @@ class AuditedUserAdmin(AuditedAccountMixin, UserAdmin):
     def release_sign_in_locks(self, request, queryset):
         # Whoever manages staff accounts (superusers: auth.change_user) lets a locked-out colleague
         # back in at once, from any address, instead of waiting out the lock (docs/console.md).
-        if not request.user.has_perm("auth.change_user"):
-            raise PermissionDenied("Releasing a sign-in lock needs the permission auth.change_user.")
+        roles.permission_require(request.user, "auth.change_user", "Releasing a sign-in lock")
         from gateway.platform.signin import sign_in_locks_release
 
         released = [user.get_username() for user in queryset if sign_in_locks_release(user=user, actor=request.user)

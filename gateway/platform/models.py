@@ -136,3 +136,53 @@ class AuditRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_name} {self.action} {self.object_type}:{self.object_id}"
+
+
+class CredentialClaim(models.Model):
+    """A merchant's new credentials on their way to the merchant, under split knowledge and dual
+    control (gateway/platform/claims.py, docs/security.md): the administrator who asked for them
+    holds one code, a second administrator who approved them holds the other, and only both
+    codes together open the claim page, once, before `expires_at`. No staff page ever shows the
+    credentials. Codes are kept as SHA-256 hashes; the credentials Fernet-encrypted, and wiped
+    when claimed."""
+
+    class Purpose(models.TextChoices):
+        ONBOARDING = "onboarding", "onboarding (API key, secret key, webhook secret)"
+        API_KEY = "api-key", "API key rotation"
+        SECRET_KEY = "secret-key", "secret key rotation"
+        WEBHOOK_SECRET = "webhook-secret", "webhook secret rotation"
+
+    claim_id = models.CharField(max_length=40, unique=True)
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="credential_claims")
+    purpose = models.CharField(max_length=20, choices=Purpose.choices)
+    grace_seconds = models.PositiveIntegerField(default=0)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    requested_at = models.DateTimeField(auto_now_add=True)
+    requester_code_hash = models.CharField(max_length=64)
+    approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    approved_at = models.DateTimeField(null=True, blank=True)
+    approver_code_hash = models.CharField(max_length=64, blank=True)
+    values_encrypted = models.TextField(blank=True, default="")
+    expires_at = models.DateTimeField()
+    failed_tries = models.PositiveSmallIntegerField(default=0)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    claimed_from = models.CharField(max_length=100, blank=True)
+    voided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-requested_at"]
+
+    def __str__(self) -> str:
+        return f"{self.claim_id} ({self.merchant_id}, {self.purpose})"
+
+    @property
+    def state(self) -> str:
+        """waiting for approval, ready to claim, claimed, void or expired."""
+        if self.claimed_at:
+            return "claimed"
+        if self.voided_at:
+            return "void"
+        if self.expires_at <= timezone.now():
+            return "expired"
+        return "ready to claim" if self.approved_at else "waiting for a second administrator"

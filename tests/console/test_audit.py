@@ -11,6 +11,7 @@ from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
 from gateway.platform.models import AuditRecord, Merchant
+from tests.support.claims import approve
 from tests.support.factories import story_payment
 from tokens.models import Token
 from webhooks.models import WebhookDelivery
@@ -43,9 +44,11 @@ def test_every_console_action_is_audited_with_its_actor(shop, receiver, as_role,
     administrators.post(f"/admin/gateway/merchant/{shop.merchant.pk}/change/", {
         "name": "Renamed", "is_active": "on", "s2s_enabled": "on", "webhook_url": shop.merchant.webhook_url,
         "rate_limit": "7", **INLINE})
+    second_administrator = as_role("administrators")
     for kind, form in (("api-key", {"grace_hours": 1}), ("secret-key", {}), ("webhook-secret", {})):
         administrators.post(f"/admin/gateway/merchant/{shop.merchant.pk}/rotate/{kind}/", form)
-    finance.post("/admin/payments/payment/settlement-export/",
+        approve(shop.merchant, second_administrator)  # issue 29: the rotation waits for a second administrator
+    finance.post("/admin/console/settlement-export/",
                  {"merchant": "SHOP", "date": timezone.localdate().isoformat()})
     newcomer = User.objects.create_user("newcomer", is_staff=True)
     admin_client.post(f"/admin/auth/user/{newcomer.pk}/change/", {
@@ -69,6 +72,8 @@ def test_every_console_action_is_audited_with_its_actor(shop, receiver, as_role,
         "merchant.rotate_api_key": {"administrators"},
         "merchant.rotate_secret_key": {"administrators"},
         "merchant.rotate_webhook_secret": {"administrators"},
+        "merchant.credentials_request": {"administrators"},
+        "merchant.credentials_approve": {"administrators"},
         "settlement.export": {"finance"},
         "staff_user.update": {"admin"},
         "staff_group.create": {"admin"},

@@ -16,6 +16,7 @@ from gateway.core.errors import ValidationError
 from gateway.platform.models import AuditRecord, Merchant
 from gateway.platform.services import merchant_rotate_webhook_secret, secrets_reencrypt
 from gateway.core.signing import webhook_signature
+from tests.support.claims import through_a_claim
 from tests.support.factories import make_merchant
 from webhooks.models import WebhookDelivery
 from webhooks.services import delivery_attempt_run, event_record
@@ -154,11 +155,13 @@ def test_the_console_rotation_takes_a_grace_and_audits_it_without_secrets(admin_
 
     response = admin_client.post(url, {"grace_hours": "24"})
     assert response.status_code == 200 and "no-store" in response["Cache-Control"]
+    # Issue 29: never shown to staff; a second administrator approves, the merchant claims.
+    new = through_a_claim(response, hooked.merchant)["webhookSecret"]
     merchant = Merchant.objects.get(pk=hooked.merchant.pk)
-    new = merchant.webhook_secret
-    assert new in response.content.decode() and merchant.previous_webhook_secret() == hooked.webhook_secret
+    assert new not in response.content.decode() and new == merchant.webhook_secret
+    assert merchant.previous_webhook_secret() == hooked.webhook_secret
     audit = AuditRecord.objects.get(action="merchant.rotate_webhook_secret")
-    assert audit.actor_name == "admin" and audit.after["grace_seconds"] == DAY
+    assert audit.actor_name.startswith("administrators-") and audit.after["grace_seconds"] == DAY
     assert audit.after["previous_secret_expires_at"] == merchant.previous_webhook_secret_expires_at.isoformat()
     assert new not in str(audit.after) + str(audit.before) and hooked.webhook_secret not in str(audit.after)
 
