@@ -95,6 +95,21 @@ def test_every_path_the_architecture_page_names_exists_or_is_marked_planned():
                          "module still to come *(planned)* in the same sentence:\n" + "\n".join(missing))
 
 
+def test_the_page_names_every_acquirer_package_of_the_table_and_the_inbound_door():
+    """An acquirer is one package and one row (payments.acquirer.IMPLEMENTATIONS): the page's
+    acquirer paragraph names each package, and no package under payments/acquirer/ lacks a row."""
+    from payments.acquirer import IMPLEMENTATIONS
+
+    text = PAGE.read_text(encoding="utf-8")
+    packages = sorted(path.name for path in (ROOT / "payments" / "acquirer").iterdir()
+                      if (path / "__init__.py").exists())
+    assert sorted(IMPLEMENTATIONS) == packages, "every acquirer package has one row of the table, and no more"
+    for name in packages:
+        assert f"`{name}/`" in text, f"docs/architecture.md does not name the acquirer package {name}/"
+    assert "`gateway/inbound/`" in text and "POST /acquirer/<name>/webhooks" in text
+    assert "payments/notices" not in text, "the inbound door left payments (gateway/inbound/)"
+
+
 # --- claims of the page a test can check -----------------------------------------------------
 
 import ast  # noqa: E402
