@@ -22,12 +22,6 @@ class PaymentsConfig(AppConfig):
 
         event_types_register(EVENT_TYPES.values())
 
-        from gateway.platform import methods
-        from payments import acquirer
-
-        # The checkout offers only the methods the configured acquirer carries (Acquirer.methods).
-        methods.carried_by(lambda: getattr(acquirer.get_acquirer(), "methods", None))
-
         # The sandbox acquirer reaches its payer's bank, which stands above the payment
         # services, through a hook (payments.acquirer.sandbox.acquirer.payer_bank_provide says why).
         from payments.acquirer.sandbox.acquirer import payer_bank_provide

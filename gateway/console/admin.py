@@ -11,7 +11,6 @@ from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group, User
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -21,8 +20,8 @@ from django.utils.html import format_html
 
 from gateway.platform import brand as brand_rules
 from gateway.platform import claims, methods, roles, services
-from gateway.console.lists import DayRangeFilter, FastListMixin
-from gateway.console.readonly import ReadOnlyAdminMixin
+from gateway.console.kit.lists import DayRangeFilter, FastListMixin
+from gateway.console.kit.readonly import ReadOnlyAdminMixin
 from gateway.core.errors import GatewayError
 from gateway.platform.models import ApiKey, AuditRecord, CredentialClaim, Merchant, MerchantBrand
 from gateway.core.money import rupees_str
@@ -312,9 +311,7 @@ class MerchantAdmin(admin.ModelAdmin):
         return response
 
     def approve_view(self, request, merchant_id, claim_id):
-        if not request.user.has_perm(roles.CHANGE_MERCHANT):
-            raise PermissionDenied(f"Approving credentials needs the permission {roles.CHANGE_MERCHANT} "
-                                   f"(role: {' or '.join(roles.roles_holding(roles.CHANGE_MERCHANT))}).")
+        roles.permission_require(request.user, roles.CHANGE_MERCHANT, "Approving credentials")
         merchant = get_object_or_404(Merchant, pk=merchant_id)
         claim = get_object_or_404(CredentialClaim.objects.select_related("requested_by"), merchant=merchant,
                                   claim_id=claim_id)
@@ -332,9 +329,7 @@ class MerchantAdmin(admin.ModelAdmin):
                                 status=403 if refusal and request.method == "POST" else 200)
 
     def rotate_view(self, request, merchant_id, kind):
-        if not request.user.has_perm(roles.CHANGE_MERCHANT):
-            raise PermissionDenied(f"Rotating a merchant's key or secret needs the permission {roles.CHANGE_MERCHANT} "
-                                   f"(role: {' or '.join(roles.roles_holding(roles.CHANGE_MERCHANT))}).")
+        roles.permission_require(request.user, roles.CHANGE_MERCHANT, "Rotating a merchant's key or secret")
         if kind not in CREDENTIAL_KINDS:
             raise Http404("no such credential")
         merchant = get_object_or_404(Merchant, pk=merchant_id)
@@ -432,8 +427,7 @@ class AuditedUserAdmin(AuditedAccountMixin, UserAdmin):
     def release_sign_in_locks(self, request, queryset):
         # Whoever manages staff accounts (superusers: auth.change_user) lets a locked-out colleague
         # back in at once, from any address, instead of waiting out the lock (docs/console.md).
-        if not request.user.has_perm("auth.change_user"):
-            raise PermissionDenied("Releasing a sign-in lock needs the permission auth.change_user.")
+        roles.permission_require(request.user, "auth.change_user", "Releasing a sign-in lock")
         from gateway.platform.signin import sign_in_locks_release
 
         released = [user.get_username() for user in queryset if sign_in_locks_release(user=user, actor=request.user)

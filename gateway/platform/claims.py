@@ -111,10 +111,11 @@ def approver_refusal(claim: CredentialClaim, approver) -> str | None:
     gateway.change_merchant and be another account than the requester, and not one the
     requester created or changed (its password, groups or permissions: the audit log's
     staff_user.* records)."""
-    from gateway.platform.roles import CHANGE_MERCHANT
+    from gateway.platform.roles import CHANGE_MERCHANT, permission_refusal
 
-    if not approver.has_perm(CHANGE_MERCHANT):
-        return f"Approving needs the permission {CHANGE_MERCHANT}."
+    refused = permission_refusal(approver, CHANGE_MERCHANT, "Approving")
+    if refused is not None:
+        return refused
     requester = claim.requested_by
     if requester is None or approver.pk == requester.pk:
         return ("A second administrator must approve: the account that asked for these credentials cannot "

@@ -195,13 +195,18 @@ class Acquirer(Protocol):
         APPROVED (`reference`: the RRN) when the payer approved it first. Raises
         AcquirerUnavailable when it could not be asked."""
 
-    def upi_collect(self, *, payment: Payment, vpa: str) -> AcquirerAnswer:
+    # `return_url`, on the calls that may open the payment at the processor (its order): where
+    # the processor sends the customer's browser back to after its own pages, built by the
+    # services with `reverse` (payments.services.acquirer_answers.acquirer_return_url); empty
+    # for a payment no browser comes back to (S2S).
+
+    def upi_collect(self, *, payment: Payment, vpa: str, return_url: str = "") -> AcquirerAnswer:
         """Hosted: send a collect request to `vpa`. PENDING (answer later) or DECLINED."""
 
-    def upi_pay(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+    def upi_pay(self, *, payment: Payment, payer_vpa: str, return_url: str = "") -> AcquirerAnswer:
         """A customer's UPI app pays the payment's link from `payer_vpa`. PENDING or DECLINED."""
 
-    def card_authorize(self, *, payment: Payment, card: CardInput) -> AcquirerAnswer:
+    def card_authorize(self, *, payment: Payment, card: CardInput, return_url: str = "") -> AcquirerAnswer:
         """Start a card payment: CHALLENGE (3-D Secure; `reference` is the challenge's id) or
         DECLINED."""
 
@@ -209,7 +214,7 @@ class Acquirer(Protocol):
         """Finish the 3-D Secure challenge `challenge_ref` (the `reference` of card_authorize's
         CHALLENGE) with the customer's OTP: APPROVED or DECLINED. Without a challenge: DECLINED."""
 
-    def bank_redirect(self, *, payment: Payment, mode: str, bank_code: str) -> AcquirerAnswer:
+    def bank_redirect(self, *, payment: Payment, mode: str, bank_code: str, return_url: str = "") -> AcquirerAnswer:
         """Net banking (mode NB) or a wallet (WALLET) `bank_code` (a key of `banks` or
         `wallets`) was chosen: PENDING with `link`, the bank's or wallet's own page to send the
         customer to (who comes back to the checkout's return address, where call_status
@@ -220,7 +225,7 @@ class Acquirer(Protocol):
     def bank_authorize(self, *, payment: Payment, bank_code: str, approved: bool) -> AcquirerAnswer:
         """Net banking or wallet: the bank/wallet page's answer. APPROVED or DECLINED."""
 
-    def transfer_details(self, *, payment: Payment) -> TransferAccount:
+    def transfer_details(self, *, payment: Payment, return_url: str = "") -> TransferAccount:
         """NEFT / RTGS: the account the customer pays the payment's transfer into (called once,
         when the customer picks it: the checkout keeps it). Only for an acquirer whose
         `methods` carry NEFT or RTGS. Raises AcquirerError when it could not be had."""

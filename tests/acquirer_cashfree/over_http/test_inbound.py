@@ -15,9 +15,8 @@ from payments.acquirer.cashfree.client import CashfreeClient, Customer, idempote
 from payments.models import AcquirerNotice, Payment, PaymentEvent, Reversal
 from payments.services.transitions import payment_expire
 from refunds.models import Refund
-from tests.acquirer_cashfree.double import CLIENT_SECRET, cashfree_double  # noqa: F401
+from tests.acquirer_cashfree.double import CLIENT_SECRET
 from tests.support.factories import make_payment, make_refund
-from tests.support.factories import make_merchant
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -25,17 +24,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 S = Payment.Status
 N = AcquirerNotice.Status
 CUSTOMER = Customer(customer_id="cust_0001", phone="9876543210")
-
-
-@pytest.fixture
-def shop():
-    return make_merchant(code="CFSHOP")
-
-
-@pytest.fixture
-def cashfree(cashfree_double, live_server):
-    cashfree_double.webhook_url = f"{live_server.url}/acquirer/cashfree/webhooks"
-    return cashfree_double
 
 
 @pytest.fixture
