@@ -8,11 +8,11 @@ gateway.change_merchant (the administrators role, gateway/platform/roles.py). Ch
 accounts and groups (who holds which role) are audited too, never with a password.
 """
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group, User
 from django.http import Http404
-from django.shortcuts import get_object_or_404
+from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
@@ -246,7 +246,12 @@ class MerchantAdmin(admin.ModelAdmin):
         rows = []
         for claim in pending:
             requester = claim.requested_by.get_username() if claim.requested_by else "?"
-            if claim.approved_at:
+            if claim.purpose == CredentialClaim.Purpose.SIGNED_REQUESTS_OFF:
+                rows.append(format_html(
+                    '{}: asked by {}, waiting for a second administrator. <a class="button" href="{}">Review and '
+                    'approve</a>', claim.get_purpose_display().capitalize(), requester,
+                    reverse("admin:gateway_merchant_claim_approve", args=[obj.pk, claim.claim_id])))
+            elif claim.approved_at:
                 rows.append(format_html("{}: asked by {}, approved by {}; the merchant may claim it until {}.",
                                         claim.get_purpose_display(), requester, claim.approved_by.get_username(),
                                         timezone.localtime(claim.expires_at).strftime("%Y-%m-%d %H:%M %Z")))
@@ -281,6 +286,12 @@ class MerchantAdmin(admin.ModelAdmin):
             request._new_credentials = credentials
             return
         before = services.merchant_snapshot(Merchant.objects.get(pk=obj.pk))
+        if before["signed_requests_required"] and not obj.signed_requests_required:
+            # Turning off what keeps a key alone from moving money waits for a second administrator.
+            obj.signed_requests_required = True
+            claims.signed_requests_off_request(merchant=obj, actor=request.user)
+            messages.warning(request, "Signed requests stay required until a second administrator approves "
+                                      "turning them off (under credential requests on this page).")
         obj.payment_methods = form.cleaned_data.get("payment_methods", obj.payment_methods)
         services.merchant_update(merchant=obj, actor=request.user, before=before, brand=form.brand_change())
 
@@ -322,6 +333,9 @@ class MerchantAdmin(admin.ModelAdmin):
             except GatewayError as exc:
                 refusal = exc.message
             else:
+                if claim.purpose == CredentialClaim.Purpose.SIGNED_REQUESTS_OFF:
+                    messages.success(request, f"Signed requests are no longer required for {merchant.code}.")
+                    return redirect(reverse("admin:gateway_merchant_change", args=[merchant.pk]))
                 return self._code_page(request, merchant, handed, first=False)
         context = {**self.admin_site.each_context(request), "title": f"Approve: {claim.get_purpose_display()}",
                    "merchant": merchant, "claim": claim, "refusal": refusal, "opts": self.model._meta}

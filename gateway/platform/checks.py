@@ -9,7 +9,7 @@ from django.core.checks import Error, Warning
 
 
 def check_exposure(app_configs=None, **kwargs):
-    """gateway.W011 to W014 (warnings) and gateway.E011 (an error in production)."""
+    """gateway.W011 to W016 (warnings) and gateway.E011 (an error in production)."""
     found = []
     if settings.SECRET_KEY == settings.DEV_SECRET_KEY:
         found.append(Warning(
@@ -41,6 +41,12 @@ def check_exposure(app_configs=None, **kwargs):
             hint="Leave it off (production's default) unless staff must test against receivers on a private "
                  "network.",
             id="gateway.W014"))
+    if settings.IS_PRODUCTION and "locmem" in settings.CACHES["default"]["BACKEND"].lower():
+        found.append(Warning(
+            "REDIS_URL is unset in production: the cache is each process's own memory, so a signed refund's "
+            "checksum is remembered only by the process that took it (another web process or node accepts it "
+            "again within its 5 minutes) and rate limits count per process.",
+            hint="Set REDIS_URL to the Redis every web node shares.", id="gateway.W016"))
     if getattr(settings, "WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE", False):
         if settings.IS_PRODUCTION:
             found.append(Error(

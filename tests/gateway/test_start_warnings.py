@@ -53,3 +53,12 @@ def test_production_warns_too_when_opened_up(env, check_id):
                           GATEWAY_ACQUIRER="cashfree", CASHFREE_CLIENT_ID="id", CASHFREE_CLIENT_SECRET="secret",
                           GATEWAY_PUBLIC_URL="https://pay.example.in", **env)
     assert check_id in result.stderr, result.stderr
+
+
+def test_production_without_a_shared_redis_warns_that_replays_are_remembered_per_process(settings):
+    settings.IS_PRODUCTION = True
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    found = ids()
+    assert "gateway.W016" in found and "per process" in found["gateway.W016"].msg
+    settings.CACHES = {"default": {"BACKEND": "gateway.perf.cache.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}}
+    assert "gateway.W016" not in ids()
