@@ -63,6 +63,11 @@ class NoticeDelivery:
     payload: dict
     sent_at: datetime
     event_type: str = ""
+    # False: genuinely signed but older than the acquirer's freshness window (its own retry of
+    # a delivery we did not take, or a replay). Nothing it says is applied unless the
+    # acquirer's status query confirms it (Acquirer.notice_confirm); a stale refund notice is
+    # left to the refund's next submission, which reads the refund at the acquirer.
+    fresh: bool = True
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,7 @@ class Acquirer(Protocol):
 
     name: str
     # The hosted checkout's method codes (gateway.platform.methods.CODES) this acquirer can
-    # carry; a method outside it is offered to no merchant. Absent: every method.
+    # carry; a method outside it is offered to no merchant.
     methods: frozenset[str]
     # The net banking banks and the wallets the checkout lists (code -> display name), the
     # codes bank_redirect takes.
@@ -255,11 +260,13 @@ class Acquirer(Protocol):
         for (another event type)."""
 
     def notice_confirm(self, *, payment: Payment, notice: PaymentNotice) -> AcquirerAnswer | None:
-        """Whether the DECLINED `notice` stands, asked of the acquirer's status query of the whole
-        payment: its APPROVED answer when an attempt was approved after all, the notice's DECLINED
-        when the attempt it names is still the newest and failed, None otherwise (a newer attempt
-        is in flight: leave the payment as it is). Raises AcquirerUnavailable when it could not
-        be asked (the acquirer delivers the notice again)."""
+        """What the acquirer's status query of the whole payment says of a `notice` that is not
+        to be taken at its word (a DECLINED one, or any notice delivered late:
+        NoticeDelivery.fresh): its APPROVED answer when an attempt was approved, DECLINED when
+        the attempt the notice names is still the newest and failed, None otherwise (nothing
+        approved and a newer attempt in flight, or not final yet: leave the payment as it is).
+        Raises AcquirerUnavailable when it could not be asked (the acquirer delivers the notice
+        again)."""
 
     def amount_to_acquirer(self, paise: int):
         """`paise` as the acquirer writes an amount (rupees for Cashfree). Exact or ValueError."""

@@ -65,6 +65,29 @@ def test_s2s_start_cashfree_refuses_is_payment_failed_and_writes_nothing(on_cash
     assert not Payment.objects.exists()
 
 
+@pytest.mark.parametrize("phone", ["+1 415 555 0100", "12345", "98765 4321"])
+def test_s2s_without_a_phone_cashfree_can_take_is_a_validation_error_naming_it_before_any_call(
+        on_cashfree, post, s2s_merchant, phone):
+    # It was PAYMENT_FAILED ("the bank system could not start the payment"), which names nothing
+    # the merchant can fix, and it used the checksum up.
+    body = signed_body(s2s_merchant, amount=PRISM_ORDER_AMOUNT, customerPhone=phone)
+    response = post(s2s_merchant, body)
+    assert (response.status_code, response.json()["errorCode"]) == (400, "VALIDATION_ERROR")
+    assert response.json()["errorMessage"].startswith("customerPhone")
+    assert not on_cashfree.exchanges and not Payment.objects.exists()
+    # The same payment with a number Cashfree takes (as written in India) goes on.
+    fixed = post(s2s_merchant, signed_body(s2s_merchant, amount=PRISM_ORDER_AMOUNT, customerPhone="+91 98765 43210",
+                                           merchantTxnId=body["merchantTxnId"]))
+    assert fixed.status_code == 201, fixed.content
+    order = [e for e in on_cashfree.exchanges if e.path == "/orders"][0]
+    assert order.body["customer_details"]["customer_phone"] == "9876543210"
+
+
+def test_the_sandbox_takes_any_phone_the_interface_allows(post, s2s_merchant):
+    response = post(s2s_merchant, signed_body(s2s_merchant, customerPhone="+1 415 555 0100"))
+    assert response.status_code == 201, response.content
+
+
 def test_the_sandbox_still_answers_the_gateways_own_link(post, s2s_merchant):
     body = post(s2s_merchant, signed_body(s2s_merchant)).json()
     assert body["upiQrString"].startswith("upi://pay?pa=gateway@sandbox&")
