@@ -59,6 +59,7 @@ from gateway.core.signing import (
 )
 from gateway.core.tracing import current_trace_id
 from payments.acquirer import get_acquirer
+from payments.acquirer.limits import LimitReached
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.lookups import mobile_digits
 from payments.models import Payment, PaymentEvent
@@ -246,6 +247,8 @@ def _register(payment: Payment):
         raise PaymentFailed() from None
     except AcquirerUnavailable as exc:
         logger.warning("acquirer unavailable for S2S payment %s: %s", payment.merchant_txn_id, exc)
+        if isinstance(exc, LimitReached):  # no call was made, or the processor said when to retry
+            raise ServiceUnavailable(headers={"Retry-After": str(exc.retry_after)}) from None
         raise ServiceUnavailable() from None
     except AcquirerError as exc:
         logger.error("acquirer error on S2S payment %s: %s", payment.merchant_txn_id, exc)

@@ -178,6 +178,7 @@ class CashfreeDouble:
         self.deliveries: list[Delivery] = []
         self.violations: list[str] = []
         self.unavailable = False                   # True: every call answers 500 api_error
+        self.throttled: int | None = None          # seconds: every call answers 429 with x-ratelimit-retry
         self.lock = threading.RLock()
         self._ids = itertools.count(4100000001)
         self._server: ThreadingHTTPServer | None = None
@@ -331,7 +332,11 @@ class CashfreeDouble:
             body = json.loads(raw, parse_float=Decimal) if raw else None
         except ValueError:
             body = None
-        status, answer, template = self._route(request.command, path, headers, body)
+        if self.throttled is not None:
+            status, answer, template = 429, {"message": "Too many requests", "code": "request_limit_exceeded",
+                                             "type": "rate_limit_error"}, None
+        else:
+            status, answer, template = self._route(request.command, path, headers, body)
         if template is not None:
             self._check(f"{request.command} {template} -> {status}",
                         description().response_errors(request.command, template, status, answer))
@@ -344,6 +349,9 @@ class CashfreeDouble:
         request.send_header("Content-Length", str(len(data)))
         request.send_header("x-request-id", headers.get("x-request-id", ""))
         request.send_header("x-api-version", headers.get("x-api-version", ""))
+        if status == 429:
+            request.send_header("x-ratelimit-retry", str(self.throttled))
+            request.send_header("x-ratelimit-remaining", "0")
         request.end_headers()
         request.wfile.write(data)
 

@@ -118,3 +118,31 @@ def test_a_refused_start_frees_the_merchant_txn_id_for_a_fresh_start(cashfree_do
     assert not MerchantTxnClaim.objects.exists()
     response = _post(tm, signed_body(tm, merchantTxnId=body["merchantTxnId"], timestamp=body["timestamp"] - 1))
     assert response.status_code == 201, response.json()
+
+
+def test_a_429_past_the_calls_time_is_service_unavailable_with_retry_after_and_writes_nothing(cashfree_double):
+    """Cashfree's 429 asks to wait longer than the call may take: no second try, the merchant
+    is told when to come back (never a 500), and nothing is written."""
+    tm = make_merchant(name="Throttled Tea")
+    cashfree_double.throttled = 120
+    response = _post(tm, signed_body(tm))
+    assert (response.status_code, response.json()["errorCode"]) == (400, "SERVICE_UNAVAILABLE")
+    assert response["Retry-After"] == "120"
+    assert not Payment.objects.exists() and not cashfree_double.orders
+    assert [call.status for call in cashfree_double.calls] == [429]
+
+
+def test_the_outbound_limit_is_shared_and_refuses_past_the_callers_budget(settings):
+    """One account's allowance per second, counted in Redis for every process: past it, a
+    caller with no time to wait gets LimitReached with the seconds to wait, and no call."""
+    import time as clock
+
+    from payments.acquirer.limits import LimitReached, call_permit
+
+    moment = 1_900_000_000.25  # a fixed moment, so the window cannot turn during the test
+    account = f"acct-{clock.time_ns()}"
+    for _ in range(20):  # 120 a minute: 20 a ten-second window
+        call_permit(account, calls_per_minute=120, deadline=clock.monotonic(), now=lambda: moment)
+    with pytest.raises(LimitReached) as refused:
+        call_permit(account, calls_per_minute=120, deadline=clock.monotonic(), now=lambda: moment)
+    assert refused.value.retry_after == 10

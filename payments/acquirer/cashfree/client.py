@@ -22,7 +22,9 @@ Guarantees, like webhooks/transport.py's:
   x-client-secret; order pay, which the description leaves unsecured (the payment session id
   authorises it), carries neither, so the secret goes over the wire only where it is needed.
 - Failures raise one of errors.py's three kinds; nothing else escapes (no socket.timeout,
-  no JSONDecodeError).
+  no JSONDecodeError), but LimitReached (payments.acquirer.limits, an AcquirerUnavailable):
+  the account's shared outbound limit, or Cashfree's 429 past the call's time, with the
+  seconds to wait. Every call waits its turn in that limit, within `timeout`.
 - Card numbers and CVVs live only in the request body being sent. Nothing here logs a body or
   a header: the log line of a call is its method, path, status, duration and request id.
 - Amounts cross as integer paise in both directions; money.py converts, exactly.
@@ -35,6 +37,7 @@ import http.client
 import ipaddress
 import json
 import logging
+import math
 import socket
 import threading
 import time
@@ -47,6 +50,7 @@ from urllib.parse import quote, urlsplit
 
 from django.views.decorators.debug import sensitive_variables
 
+from payments.acquirer.limits import LimitReached, call_permit, limit_lowered
 from payments.cards import CardInput
 
 from .errors import (
@@ -177,8 +181,31 @@ def _paise(value: Any) -> int | None:
         raise CashfreeBadResponse(f"Cashfree sent an amount we cannot read: {exc}") from None
 
 
+# Cashfree's documented default allowance is about 200 order creations a minute per account
+# (its rate limits page); every process together keeps to three quarters of it, and of any lower
+# x-ratelimit-limit it announces (payments.acquirer.limits).
+DOCUMENTED_CALLS_PER_MINUTE = 200
+LIMIT_SHARE = 0.75
+
+
+class _Throttled(Exception):
+    def __init__(self, retry_after: float):
+        self.retry_after = retry_after
+
+
+def _retry_seconds(value: str | None) -> float:
+    """x-ratelimit-retry: seconds to wait (the description's integer); 1 when absent or odd."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return 1.0
+    return seconds if 0 < seconds <= 3600 else 1.0
+
+
 class CashfreeClient:
     """One merchant account at Cashfree. Thread-safe: it holds configuration only."""
+
+    calls_per_minute = int(DOCUMENTED_CALLS_PER_MINUTE * LIMIT_SHARE)
 
     def __init__(self, *, base_url: str, client_id: str, client_secret: str,
                  api_version: str = API_VERSION, timeout: float = DEFAULT_TIMEOUT_SECONDS):
@@ -406,10 +433,37 @@ class CashfreeClient:
             headers["x-idempotency-key"] = idempotency_key
         return headers
 
+    @sensitive_variables("kwargs")
+    def _call(self, method: str, path: str, **kwargs) -> Any:
+        """One call within the account's shared outbound limit (payments.acquirer.limits), the
+        whole of it, waits included, within `timeout`: a 429 is asked again once after its
+        x-ratelimit-retry when that fits; otherwise LimitReached (no answer, Retry-After)."""
+        budget = time.monotonic() + self.timeout
+        for attempt in (1, 2):
+            call_permit(self._client_id, calls_per_minute=self.calls_per_minute, deadline=budget)
+            try:
+                return self._call_once(method, path, **kwargs)
+            except _Throttled as throttled:
+                wait = throttled.retry_after
+                if attempt == 2 or time.monotonic() + wait >= budget:
+                    raise LimitReached(f"Cashfree {method} {path}: rate limited (HTTP 429)",
+                                       retry_after=math.ceil(wait)) from None
+                time.sleep(wait)
+
+    def _adjust(self, headers: dict[str, str]) -> None:
+        # Cashfree's x-ratelimit-limit is the account's allowance per minute (its docs): keep
+        # every process below it, as below the documented one.
+        try:
+            announced = int(headers.get("x-ratelimit-limit", ""))
+        except ValueError:
+            return
+        if 0 < announced and announced * LIMIT_SHARE < self.calls_per_minute:
+            limit_lowered(self._client_id, max(1, int(announced * LIMIT_SHARE)))
+
     @sensitive_variables("body", "payload", "headers")
-    def _call(self, method: str, path: str, *, body: dict | None = None,
-              idempotency_key: str | None = None, authenticated: bool = True,
-              money_call: bool = False, read: Callable[[Any], Any] | None = None) -> Any:
+    def _call_once(self, method: str, path: str, *, body: dict | None = None,
+                   idempotency_key: str | None = None, authenticated: bool = True,
+                   money_call: bool = False, read: Callable[[Any], Any] | None = None) -> Any:
         if method == "POST" and not idempotency_key:
             raise ValueError("every create carries an idempotency key")
         if idempotency_key is not None:
@@ -438,6 +492,10 @@ class CashfreeClient:
         finally:
             payload = None  # drop our reference to a body that may hold a card number
         request_id = response_headers.get("x-request-id") or request_id
+        self._adjust(response_headers)
+        if status == 429:
+            logger.warning("cashfree %s %s -> 429 (request id %s)", method, path, request_id)
+            raise _Throttled(_retry_seconds(response_headers.get("x-ratelimit-retry")))
         logger.info("cashfree %s %s -> %s in %d ms (request id %s)", method, path, status,
                     (time.monotonic() - started) * 1000, request_id)
         try:
