@@ -15,6 +15,7 @@ import uuid
 
 import pytest
 
+from payments.acquirer.limits import LimitReached
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.acquirer.cashfree.acquirer import METHODS, CashfreeAcquirer
 from payments.acquirer.cashfree.client import idempotency_key
@@ -379,9 +380,10 @@ def test_a_reversal_is_a_refund_of_the_whole_approval(acquirer, cashfree):
 
 @pytest.mark.parametrize("status, error", [
     (400, AcquirerRefused), (404, AcquirerRefused), (422, AcquirerRefused),
-    (401, AcquirerError), (429, AcquirerUnavailable), (500, AcquirerUnavailable),
+    (401, AcquirerError), (429, LimitReached), (500, AcquirerUnavailable),
 ], ids=lambda value: str(value) if isinstance(value, int) else value.__name__)
 def test_cashfree_errors_map_to_the_protocols_three(acquirer, cashfree, status, error):
+    """A 429 is an AcquirerUnavailable too: LimitReached, carrying the seconds to wait."""
     cashfree.prefer_for["/orders"] = f"code={status}"
     with pytest.raises(error) as raised:
         acquirer.upi_register(payment=a_payment(flow=Payment.Flow.S2S, attempt=0))

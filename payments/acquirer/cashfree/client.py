@@ -189,8 +189,8 @@ LIMIT_SHARE = 0.75
 
 
 class _Throttled(Exception):
-    def __init__(self, retry_after: float):
-        self.retry_after = retry_after
+    def __init__(self, retry_after: float, request_id: str):
+        self.retry_after, self.request_id = retry_after, request_id
 
 
 def _retry_seconds(value: str | None) -> float:
@@ -446,8 +446,8 @@ class CashfreeClient:
             except _Throttled as throttled:
                 wait = throttled.retry_after
                 if attempt == 2 or time.monotonic() + wait >= budget:
-                    raise LimitReached(f"Cashfree {method} {path}: rate limited (HTTP 429)",
-                                       retry_after=math.ceil(wait)) from None
+                    raise LimitReached(f"Cashfree {method} {path}: rate limited (HTTP 429; request id "
+                                       f"{throttled.request_id})", retry_after=math.ceil(wait)) from None
                 time.sleep(wait)
 
     def _adjust(self, headers: dict[str, str]) -> None:
@@ -495,7 +495,7 @@ class CashfreeClient:
         self._adjust(response_headers)
         if status == 429:
             logger.warning("cashfree %s %s -> 429 (request id %s)", method, path, request_id)
-            raise _Throttled(_retry_seconds(response_headers.get("x-ratelimit-retry")))
+            raise _Throttled(_retry_seconds(response_headers.get("x-ratelimit-retry")), request_id)
         logger.info("cashfree %s %s -> %s in %d ms (request id %s)", method, path, status,
                     (time.monotonic() - started) * 1000, request_id)
         try:
