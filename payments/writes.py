@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from django.db import connection
 
+from gateway.core.metrics import on_commit_inc, payments_created
 from gateway.perf import sql
 from gateway.platform.models import Merchant
 from payments.models import IdempotencyRecord, Payment, PaymentEvent
@@ -51,8 +52,12 @@ def payment_insert_with_events(payment: Payment, events: list[PaymentEvent], *,
     `response`, the same statement stores it in its idempotency record, and writes nothing
     (returning False) when the record is no longer that request's lease. Returns True when
     written. Raises IntegrityError as an INSERT would (payment_unique_merchant_txn)."""
-    return sql.insert_with_children(payment, events, link="payment",
-                                    claim=None if response is None else _claim(response))
+    written = sql.insert_with_children(payment, events, link="payment",
+                                       claim=None if response is None else _claim(response))
+    if written:
+        # Counted on commit: a hosted session's insert may sit in a caller's transaction.
+        on_commit_inc(payments_created.labels(payment.flow.lower() if payment.flow else "unknown"))
+    return written
 
 
 def payment_events_insert(events: list[PaymentEvent]) -> None:
