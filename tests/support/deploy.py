@@ -182,7 +182,7 @@ def unit_env(*files: str, **overrides: str) -> dict[str, str]:
     for name in ("common.env", *files):
         values.update(env_file(DEPLOY / "env" / name))
     values.update(overrides)
-    return values
+    return {k: v for k, v in values.items() if v is not None}  # None: unset, the setting's default
 
 
 class Process:
@@ -324,7 +324,8 @@ class Cluster:
     (sandbox delays, retry schedules). Sizes are small for a shared 2-core machine: 2 gunicorn
     workers per node, Celery concurrency 2."""
 
-    def __init__(self, database_url: str, redis_url: str, *, encryption_keys: str, env: dict[str, str] | None = None,
+    def __init__(self, database_url: str, redis_url: str, *, encryption_keys: str | None = None,
+                 env: dict[str, str] | None = None,
                  web_workers: int = 2, worker_concurrency: int = 2):
         self.folder = Path(tempfile.mkdtemp(prefix="gw-cluster-"))
         os.chmod(self.folder, 0o755)
@@ -334,7 +335,8 @@ class Cluster:
         self.worker_concurrency = worker_concurrency
         self.https_port = free_port()
         # What the env files leave to the operator, filled in for loopback: staging's sandbox
-        # acquirer in place of production's, the keys the test process encrypts merchants' secrets with.
+        # acquirer in place of production's, the keys the test process encrypts merchants' secrets
+        # with (None: the development key, as a process without the variable has).
         self.overrides = {
             "GATEWAY_ENV": "staging", "GATEWAY_ACQUIRER": "sandbox", "CASHFREE_CLIENT_ID": "",
             "CASHFREE_CLIENT_SECRET": "", "GATEWAY_ENCRYPTION_KEYS": encryption_keys,
