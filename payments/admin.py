@@ -30,10 +30,12 @@ from gateway.console.lists import DayRangeFilter, FastListMixin
 from gateway.console.readonly import ReadOnlyAdminMixin
 from gateway.console.search import matched_by, payment_search
 from gateway.console.display import method_label, money, rupees, short_time
+from gateway.console.forms import RupeesField
 from gateway.console.story import payment_story
 from gateway.core.errors import GatewayError
 from gateway.platform.models import Merchant
 from gateway.core.money import rupees_to_paise
+from payments.lookups import mobile_digits
 from payments.models import Payment, PaymentLink
 from payments.services.links import (
     LinkRequest,
@@ -302,16 +304,18 @@ class PaymentAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
 # --- payment links (payments.services.links) --------------------------------------------------
 
 class PaymentLinkForm(forms.ModelForm):
-    """What finance staff type to make a link: rupees (converted once, gateway.core.money), the
-    customer's phone or email, and an expiry up to 30 days ahead. The service checks it all
-    again; its errors land on the field they name."""
+    """What finance staff type to make a link: rupees as they write them (1,250 or 1,00,000.50;
+    converted once, gateway.core.money), the customer's phone (+91 98765 43210 reads as its ten
+    digits) or email, and an expiry up to 30 days ahead. The service checks it all again; its
+    errors land on the field they name."""
 
     merchant = forms.ModelChoiceField(queryset=Merchant.objects.filter(is_active=True))
-    amount_rupees = forms.DecimalField(label="amount (₹)", min_value=Decimal("1.00"), max_digits=10,
-                                       decimal_places=2, help_text="₹1 to ₹10,00,000, e.g. 499.00")
+    amount_rupees = RupeesField(label="amount (₹)", min_value=Decimal("1.00"), max_digits=10,
+                                help_text="₹1 to ₹10,00,000, e.g. 499, 1,250.00 or 1,00,000")
     description = forms.CharField(max_length=500, widget=forms.Textarea(attrs={"rows": 2}),
                                   help_text="What the customer pays for; shown on the checkout.")
-    customer_phone = forms.CharField(required=False, max_length=10, help_text="10 digits")
+    customer_phone = forms.CharField(required=False, max_length=20,
+                                     help_text="A 10-digit mobile number, with or without +91: 98765 43210 or +91 98765 43210")
     customer_email = forms.EmailField(required=False, max_length=255)
     valid_days = forms.IntegerField(label="valid for (days)", min_value=1, max_value=30, initial=7,
                                     help_text="1 to 30 days; the link expires unpaid after that.")
@@ -322,6 +326,16 @@ class PaymentLinkForm(forms.ModelForm):
 
     # The service's field names, as this form names them.
     FIELDS = {"amount": "amount_rupees", "expires_at": "valid_days"}
+
+    def clean_customer_phone(self):
+        typed = self.cleaned_data["customer_phone"].strip()
+        if not typed:
+            return ""
+        number = mobile_digits(typed)  # the checkout's and the acquirer's one reading of a mobile number
+        if not number:
+            raise forms.ValidationError(f"customer phone: a 10-digit mobile number, with or without +91 "
+                                        f"(+91 98765 43210), not “{typed}”.", code="invalid")
+        return number
 
     def clean(self):
         cleaned = super().clean()

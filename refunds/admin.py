@@ -27,6 +27,7 @@ from gateway.console.readonly import ReadOnlyAdminMixin
 from gateway.console.search import refund_search
 from gateway.core.errors import GatewayError, ValidationError
 from gateway.console.display import money, rupees
+from gateway.console.forms import RupeesField
 from gateway.core.money import rupees_str, rupees_to_paise
 from gateway.platform.services import audit_record
 from payments.models import Payment
@@ -42,11 +43,12 @@ class RefundInitiateForm(forms.Form):
     ₹100, not 100 paise); cleaned_data["amount"] is paise, as everywhere else. Nothing is
     filled in for them, and a refund starts only after a page that states the rupee amount."""
 
-    amount = forms.DecimalField(
-        label="Amount (₹)", min_value=Decimal("0.01"), max_digits=13, decimal_places=2,
-        widget=forms.TextInput(attrs={"inputmode": "decimal", "autocomplete": "off", "placeholder": "e.g. 100 or 99.50"}),
-        help_text=f"In rupees: 100 refunds ₹100.00 (10000 paise). At least ₹{rupees_str(services.REFUND_MIN_AMOUNT)}, "
-                  "or the whole remaining amount when less remains.")
+    amount = RupeesField(
+        label="Amount (₹)", min_value=Decimal("0.01"), max_digits=13,
+        widget=forms.TextInput(attrs={"inputmode": "decimal", "autocomplete": "off",
+                                      "placeholder": "e.g. 100, 1,000 or 1,00,000.50"}),
+        help_text=f"In rupees: 100 refunds ₹100.00 (10000 paise); commas as you write them (1,000 or 1,00,000). "
+                  f"At least ₹{rupees_str(services.REFUND_MIN_AMOUNT)}, or the whole remaining amount when less remains.")
     reason = forms.CharField(max_length=REASON_MAX, help_text="Shown to the merchant and kept in the audit log.")
     # Made when the form is first shown: submitting the same form twice (a double click, a
     # reload) finds the refund it already made instead of refunding twice.

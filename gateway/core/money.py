@@ -1,4 +1,5 @@
 """The one conversion between paise (everywhere) and rupees (only where the interface asks)."""
+import re
 from decimal import Decimal
 
 
@@ -24,3 +25,26 @@ def rupees_to_paise(rupees) -> int:
     if paise != paise.to_integral_value():
         raise ValueError("more than two decimal places")
     return int(paise)
+
+
+# What people write for an amount of rupees: digits, grouped by commas the Indian way (the last
+# three digits, then pairs: 1,00,000 and 12,34,567) or the international way (threes:
+# 100,000), or not grouped at all; then at most two decimals. A currency sign in front is
+# allowed. Anything else (a comma elsewhere, a decimal comma, spaces inside, signs, exponents)
+# is refused rather than guessed at: "1,50" might mean 1.50 or 150.
+_RUPEES = re.compile(r"""
+    (?:₹|rs\.?|inr)?\s*
+    (?P<whole> [0-9]+ | [0-9]{1,2}(?:,[0-9]{2})*,[0-9]{3} | [0-9]{1,3}(?:,[0-9]{3})+ )
+    (?:\.(?P<fraction>[0-9]{1,2}))?
+""", re.VERBOSE | re.IGNORECASE)
+
+
+def rupees_parse(text: str) -> Decimal:
+    """'1,00,000.50' -> Decimal('100000.50'): an amount of rupees as staff type it (the console's
+    refund and payment-link forms). Raises ValueError, saying what is accepted, for anything
+    that is not one clear amount (see _RUPEES)."""
+    found = _RUPEES.fullmatch(text.strip())
+    if found is None:
+        raise ValueError("write rupees as digits, with commas only between groups (1,000 or 1,00,000) "
+                         "and at most two decimals after a point (1,000.50)")
+    return Decimal(found["whole"].replace(",", "") + "." + (found["fraction"] or "0"))

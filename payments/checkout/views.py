@@ -360,10 +360,19 @@ def upi_change_method(request, payment_id: str):
 
 
 @checkout_page
-@require_POST
+@require_http_methods(["GET", "POST"])
 def cancel(request, payment_id: str):
-    """The customer gives up before choosing a method: FAILED, and back to the merchant."""
+    """Cancelling asks once (issue 26: one tap used to end the payment). GET is the question,
+    a page of its own, so it needs no JavaScript: "No, continue paying" goes back to the
+    methods, "Yes, cancel" posts here. POST is the answer: the customer gives up before a
+    method is in flight, FAILED, and back to the merchant."""
     payment = granted_payment(request, payment_id)
+    if request.method == "GET":
+        payment.refresh_from_db()
+        if hosted.hosted_expire_if_due(payment).status != S.PENDING:
+            return go_on(payment)  # final, or a method in flight: nothing to cancel from here
+        return render(request, "checkout/cancel.html", page_context(
+            payment, back_url=reverse("checkout:page", args=[payment_id])))
     link = payment_link_of(payment)
     with _checkout_step():
         if link is None:

@@ -60,7 +60,10 @@ def link_token_of(link: PaymentLink) -> str:
 
 @pytest.mark.parametrize(("changes", "field", "message"), [
     ({"customer_phone": "", "customer_email": ""}, "customer_phone", "phone or email"),
-    ({"customer_phone": "98765"}, "customer_phone", "10 digits"),
+    ({"customer_phone": "98765"}, "customer_phone", "customer phone: a 10-digit mobile number"),
+    ({"customer_phone": "+1 415 555 0100"}, "customer_phone", "not “+1 415 555 0100”"),
+    ({"customer_phone": "98765 4321O"}, "customer_phone", "with or without +91"),
+    ({"amount_rupees": "2,49"}, "amount_rupees", "amount (₹): write rupees as digits"),
     ({"valid_days": "31"}, "valid_days", "30"),
     ({"amount_rupees": "0.50"}, "amount_rupees", "1.00"),
     ({"amount_rupees": "1000000.01"}, "amount_rupees", "100000000 paise"),
@@ -72,6 +75,18 @@ def test_a_bad_link_is_a_form_error_and_nothing_is_written(as_role, shop, change
     errors = response.context["adminform"].form.errors
     assert field in errors and message in " ".join(errors[field]), errors
     assert not PaymentLink.objects.exists() and not Payment.objects.exists()
+
+
+@pytest.mark.parametrize("phone, amount", [
+    ("+91 99887 76655", "2,499.50"), ("+919988776655", "₹2,499.50"), ("099887-76655", "2499.5"),
+    ("(998) 877 6655", "2,499.50"),
+])
+def test_a_phone_with_91_and_spaces_and_an_amount_with_commas_are_taken_as_written(as_role, shop, phone, amount):
+    # Issue 26: "+91 99887 76655" was refused ("at most 10 characters"), and so was "1,000".
+    response = as_role("finance").post(ADD, link_form(shop, customer_phone=phone, amount_rupees=amount))
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    payment = PaymentLink.objects.get().payment
+    assert (payment.customer_phone, payment.amount) == ("9988776655", 249_950)
 
 
 def test_a_link_no_offered_method_takes_is_refused_and_nothing_is_written(as_role, shop):

@@ -70,10 +70,13 @@ def test_changing_the_amount_from_the_confirmation_goes_back_to_the_form(finance
 
 
 @pytest.mark.parametrize("amount, message", [
-    ("99.505", "Ensure that there are no more than 2 decimal places."),
+    ("99.505", "Amount (₹): write rupees as digits"),
     ("0", "Ensure this value is greater than or equal to 0.01."),
-    ("ten", "Enter a number."),
-], ids=["fraction-of-a-paisa", "zero", "not-a-number"])
+    ("ten", "Amount (₹): write rupees as digits"),
+    ("1,0000", "not “1,0000”"),
+    ("1.000,50", "Amount (₹): write rupees as digits"),
+    ("1,50", "at most two decimals after a point (1,000.50)"),
+], ids=["fraction-of-a-paisa", "zero", "not-a-number", "misplaced-comma", "decimal-comma", "comma-for-a-point"])
 def test_an_amount_that_is_not_rupees_and_paise_is_refused_on_the_form(finance, merchant, amount, message):
     payment = make_success_payment(merchant, amount=50_000)
     form = {"amount": amount, "reason": "x", "refund_id": _form_refund_id(finance.get(_url(payment))),
@@ -81,6 +84,19 @@ def test_an_amount_that_is_not_rupees_and_paise_is_refused_on_the_form(finance, 
     page = finance.post(_url(payment), form)
     assert page.status_code == 200 and message in page.content.decode()
     assert not Refund.objects.exists()
+
+
+@pytest.mark.parametrize("typed, paise", [
+    ("1,000", 100_000), ("1,000.50", 100_050), ("1,00,000", 10_000_000), ("₹1,50,000.25", 15_000_025),
+])
+def test_an_amount_written_with_indian_grouping_is_refunded_as_written(finance, merchant, typed, paise):
+    # Issue 26: "1,000" in the refund amount was refused with "Enter a number."
+    payment = make_success_payment(merchant, amount=20_000_000, payment_mode="NB", bank_code="HDFC")
+    form = {"amount": typed, "reason": "returned", "refund_id": _form_refund_id(finance.get(_url(payment)))}
+    asked = finance.post(_url(payment), form)
+    assert f"({paise} paise)" in re.search(r'<p id="confirm-amount"[^>]*>(.*?)</p>', asked.content.decode(), re.S).group(1)
+    assert finance.post(_url(payment), {**form, "confirmed": "True"}).status_code == 302
+    assert Refund.objects.get().amount == paise
 
 
 def test_staff_starts_a_partial_refund_through_the_service_and_it_is_audited(finance, merchant):

@@ -1,5 +1,6 @@
-"""The quick start's demo merchant: created the first time, given new credentials after, and
-pointed at its webhook inbox unless it already has an address of its own.
+"""The quick start's demo merchant: created the first time, given new credentials after (and
+saying so: `credentialsReissued`), and pointed at its webhook inbox unless it already has an
+address of its own.
 
 It lives in the webhooks app, beside the inbox it wires the merchant to, because the gateway
 app below it must not reach up into webhooks."""
@@ -29,6 +30,7 @@ class Command(BaseCommand):
                                "use create_merchant")
         actor = cli_actor(self)
         merchant = Merchant.objects.filter(code=code).first()
+        reissued = merchant is not None
         if merchant is None:
             credentials = services.merchant_create(code=code, name="Demo Store", s2s_enabled=True,
                                                    actor=actor).as_dict()
@@ -43,4 +45,7 @@ class Command(BaseCommand):
         if not merchant.webhook_url and not settings.IS_PRODUCTION:
             merchant_point_to_inbox(merchant=merchant, actor=actor)
             merchant.refresh_from_db()
-        self.stdout.write(json.dumps({**credentials, "webhookUrl": merchant.webhook_url}, indent=2))
+        # credentialsReissued: the merchant existed, so whatever an earlier run printed is now
+        # refused (scripts/quickstart says so rather than leave a newcomer with unexplained 401s).
+        self.stdout.write(json.dumps({**credentials, "webhookUrl": merchant.webhook_url,
+                                      "credentialsReissued": reissued}, indent=2))
