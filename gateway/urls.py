@@ -13,6 +13,8 @@ urlpatterns = [
     path("readyz", views.readyz, name="readyz"),
     # APPEND_SLASH is off (API paths are exact); staff typing the console's address still get there.
     path("admin", RedirectView.as_view(url="/admin/", permanent=False)),
+    # The console's own pages (dashboard, Needs attention, settlement export), before the admin's.
+    path("admin/console/", include("gateway.console.urls")),
     path("admin/", admin.site.urls),
     # Where a merchant claims credentials staff made, with two administrators' codes (docs/security.md).
     path("credentials/claim/<str:claim_id>", credential_claim, name="credential-claim"),

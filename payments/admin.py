@@ -2,11 +2,9 @@
 
 - The list: one search box for every identifier (gateway.console.search: exact lookups on
   indexes), filters by merchant, status, method, flow and IST day, no COUNT(*) of the table
-  (gateway.console.lists). A search that finds exactly one payment opens it.
+  (gateway.console.kit.lists). A search that finds exactly one payment opens it.
 - A payment's page: its fields, then its whole story in time order (gateway.console.story),
   with the actions beside what they act on: resend a webhook delivery, start a refund.
-- The operations dashboard and the settlement export (gateway.console.views) live under this
-  admin's addresses.
 
 Nothing here writes a payment: status changes belong to payments.services.transitions, a
 resend to webhooks.services.delivery_resend, a refund to refunds.services (through the
@@ -17,7 +15,6 @@ from decimal import Decimal
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
@@ -25,12 +22,11 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from gateway.platform import roles
-from gateway.console import views as console_views
-from gateway.console.lists import DayRangeFilter, FastListMixin
-from gateway.console.readonly import ReadOnlyAdminMixin
+from gateway.console.kit.lists import DayRangeFilter, FastListMixin
+from gateway.console.kit.readonly import ReadOnlyAdminMixin
 from gateway.console.search import matched_by, payment_search
-from gateway.console.display import method_label, money, rupees, short_time
-from gateway.console.forms import RupeesField
+from gateway.console.kit.display import method_label, money, rupees, short_time
+from gateway.console.kit.forms import RupeesField
 from gateway.console.story import payment_story
 from gateway.core.errors import GatewayError
 from gateway.platform.models import Merchant
@@ -270,21 +266,13 @@ class PaymentAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
         return [
             path("<int:payment_pk>/resend-webhook/<int:delivery_pk>/", wrap(self.resend_webhook_view),
                  name="payments_payment_resend_webhook"),
-            path("dashboard/", wrap(lambda request: console_views.dashboard_view(request, self)),
-                 name="console_dashboard"),
-            path("settlement-export/", wrap(lambda request: console_views.settlement_export_view(request, self)),
-                 name="console_settlement_export"),
-            path("needs-attention/", wrap(lambda request: console_views.needs_attention_view(request, self)),
-                 name="console_needs_attention"),
         ] + super().get_urls()
 
     def resend_webhook_view(self, request, payment_pk: int, delivery_pk: int):
         """Resend one delivery of this payment's (or its refunds') webhooks, from its page."""
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
-        if not request.user.has_perm(roles.RESEND_WEBHOOK):
-            raise PermissionDenied(f"Resending a webhook needs the permission {roles.RESEND_WEBHOOK} "
-                                   f"(role: {' or '.join(roles.roles_holding(roles.RESEND_WEBHOOK))}).")
+        roles.permission_require(request.user, roles.RESEND_WEBHOOK, "Resending a webhook")
         payment = get_object_or_404(Payment, pk=payment_pk)
         subjects = [payment.sabpaisa_txn_id, *payment.refunds.values_list("refund_id", flat=True)]
         delivery = get_object_or_404(WebhookDelivery.objects.select_related("event", "merchant"), pk=delivery_pk,
@@ -429,9 +417,7 @@ class PaymentLinkAdmin(admin.ModelAdmin):
         """POST only: cancel an unpaid link (payments.services.links.payment_link_cancel)."""
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
-        if not request.user.has_perm(roles.CANCEL_PAYMENT_LINK):
-            raise PermissionDenied(f"Cancelling a payment link needs the permission {roles.CANCEL_PAYMENT_LINK} "
-                                   f"(role: {' or '.join(roles.roles_holding(roles.CANCEL_PAYMENT_LINK))}).")
+        roles.permission_require(request.user, roles.CANCEL_PAYMENT_LINK, "Cancelling a payment link")
         link = get_object_or_404(PaymentLink.objects.select_related("payment"), pk=link_pk)
         try:
             payment_link_cancel(link=link, actor=request.user)

@@ -16,17 +16,12 @@ class PaymentsConfig(AppConfig):
 
         checks.register(check_acquirer_settings)
 
-        # The delivery log filters by every event type (webhooks stands below payments).
+        # The delivery log filters by every event type (webhooks stands below payments): the one
+        # thing filled in at start (docs/decisions.md, D16), checked at start by webhooks.
         from payments.payloads import EVENT_TYPES
         from webhooks.payloads import event_types_register
 
-        event_types_register(EVENT_TYPES.values())
-
-        from gateway.platform import methods
-        from payments import acquirer
-
-        # The checkout offers only the methods the configured acquirer carries (Acquirer.methods).
-        methods.carried_by(lambda: getattr(acquirer.get_acquirer(), "methods", None))
+        event_types_register("payments", EVENT_TYPES.values())
 
         # The sandbox acquirer reaches its payer's bank, which stands above the payment
         # services, through a hook (payments.acquirer.sandbox.acquirer.payer_bank_provide says why).

@@ -7,7 +7,7 @@ page), which goes through refunds.services.refund_create (the same rules and loc
 and is written to the audit log; a refused attempt is audited too. Staff without the
 permission get the console's 403 page naming it.
 
-The list never counts the whole table and searches exact values only (gateway.console.lists).
+The list never counts the whole table and searches exact values only (gateway.console.kit.lists).
 """
 from __future__ import annotations
 
@@ -15,19 +15,18 @@ from decimal import Decimal
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from gateway.platform import roles
-from gateway.console.lists import DayRangeFilter, FastListMixin
-from gateway.console.readonly import ReadOnlyAdminMixin
+from gateway.console.kit.lists import DayRangeFilter, FastListMixin
+from gateway.console.kit.readonly import ReadOnlyAdminMixin
 from gateway.console.search import refund_search
 from gateway.core.errors import GatewayError, ValidationError
-from gateway.console.display import money, rupees
-from gateway.console.forms import RupeesField
+from gateway.console.kit.display import money, rupees
+from gateway.console.kit.forms import RupeesField
 from gateway.core.money import rupees_str, rupees_to_paise
 from gateway.platform.services import audit_record
 from payments.models import Payment
@@ -180,10 +179,7 @@ class RefundAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
 
     def initiate_view(self, request, payment_pk: int):
         """Start a full or partial refund of one payment, through the refund service."""
-        if not request.user.has_perm(INITIATE_PERMISSION):
-            raise PermissionDenied(
-                f"Starting a refund needs the permission {INITIATE_PERMISSION} (\"Can initiate a refund of a "
-                f"payment\"; role: {' or '.join(roles.roles_holding(INITIATE_PERMISSION))}).")
+        roles.permission_require(request.user, INITIATE_PERMISSION, "Starting a refund")
         payment = get_object_or_404(Payment.objects.select_related("merchant"), pk=payment_pk)
         remaining = selectors.refundable_amount(payment)
         confirm = None

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
-from gateway.console.lists import DayRangeFilter, FastListMixin
-from gateway.console.readonly import ReadOnlyAdminMixin
+from gateway.console.kit.lists import DayRangeFilter, FastListMixin
+from gateway.console.kit.readonly import ReadOnlyAdminMixin
 from gateway.console.search import token_search
 from gateway.core.errors import GatewayError
 from tokens import services

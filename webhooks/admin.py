@@ -12,7 +12,7 @@
 Nothing here writes a field itself; the log is read-only. Resending and test events need
 webhooks.change_webhookdelivery (every console role, gateway/platform/roles.py). The lists never count
 the whole table, filter without a DISTINCT over it and search exact values only
-(gateway.console.lists); a payment's own deliveries are also on its page, with a resend button.
+(gateway.console.kit.lists); a payment's own deliveries are also on its page, with a resend button.
 """
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ import hashlib
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote
-from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, Subquery
 from django.http import HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect
@@ -30,9 +29,9 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from gateway.platform import roles
-from gateway.console.display import short_time
-from gateway.console.lists import DayRangeFilter, FastListMixin
-from gateway.console.readonly import ReadOnlyAdminMixin
+from gateway.console.kit.display import short_time
+from gateway.console.kit.lists import DayRangeFilter, FastListMixin
+from gateway.console.kit.readonly import ReadOnlyAdminMixin
 from gateway.core.errors import GatewayError
 from gateway.platform.models import Merchant
 from webhooks import services
@@ -40,11 +39,6 @@ from webhooks.models import WebhookDelivery, WebhookDeliveryAttempt, WebhookEven
 from webhooks.payloads import event_types
 
 CHANGE_PERMISSION = roles.RESEND_WEBHOOK
-
-
-def _refused(doing: str) -> PermissionDenied:
-    return PermissionDenied(f"{doing} needs the permission {CHANGE_PERMISSION} "
-                            f"(role: {' or '.join(roles.roles_holding(CHANGE_PERMISSION))}).")
 
 
 class EventTypeFilter(admin.SimpleListFilter):
@@ -268,8 +262,7 @@ class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     def resend_view(self, request, delivery_id):
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
-        if not request.user.has_perm(CHANGE_PERMISSION):
-            raise _refused("Resending a webhook")
+        roles.permission_require(request.user, CHANGE_PERMISSION, "Resending a webhook")
         delivery = get_object_or_404(WebhookDelivery, pk=delivery_id)
         try:
             services.delivery_resend(delivery=delivery, actor=request.user)
@@ -280,8 +273,7 @@ class WebhookDeliveryAdmin(FastListMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
         return redirect("admin:webhooks_webhookdelivery_change", delivery.pk)
 
     def send_test_view(self, request):
-        if not request.user.has_perm(CHANGE_PERMISSION):
-            raise _refused("Sending a test event")
+        roles.permission_require(request.user, CHANGE_PERMISSION, "Sending a test event")
         form = SendTestForm(request.POST or None, initial={"merchant": request.GET.get("merchant")})
         if request.method == "POST" and form.is_valid():
             try:

@@ -1,10 +1,13 @@
 """The support console on top of Django's admin (docs/console.md).
 
-- lists.py: list pages that stay fast on a table of millions (no COUNT(*), a day filter).
-- days.py: the Asia/Kolkata calendar day every console date means.
+- kit/: the generic admin kit every app's admin.py uses (fast lists, the read-only mixin,
+  display, form fields, days); it imports nothing of the apps.
 - search.py: one search box for every payment identifier, as exact index lookups.
-- story.py: a payment's whole story in time order; display.py: money and methods for people.
+- story.py: a payment's whole story in time order.
 - dashboard.py, charts.py: the operations dashboard and its server-rendered SVG charts.
+- attention.py: the "Needs attention" queue.
 - settlement.py: the per-merchant, per-day settlement CSV.
-- views.py: the dashboard and export pages, wired in by payments.admin.PaymentAdmin.
+- views.py: the console's own pages (dashboard, Needs attention, settlement export), mounted
+  under /admin/console/ by urls.py; admin.py: merchants and staff.
+The pages read each app through that app's selectors.
 """

@@ -8,12 +8,11 @@ gateway.change_merchant (the administrators role, gateway/platform/roles.py). Ch
 accounts and groups (who holds which role) are audited too, never with a password.
 """
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group, User
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.shortcuts import get_object_or_404
+from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
@@ -21,8 +20,8 @@ from django.utils.html import format_html
 
 from gateway.platform import brand as brand_rules
 from gateway.platform import claims, methods, roles, services
-from gateway.console.lists import DayRangeFilter, FastListMixin
-from gateway.console.readonly import ReadOnlyAdminMixin
+from gateway.console.kit.lists import DayRangeFilter, FastListMixin
+from gateway.console.kit.readonly import ReadOnlyAdminMixin
 from gateway.core.errors import GatewayError
 from gateway.platform.models import ApiKey, AuditRecord, CredentialClaim, Merchant, MerchantBrand
 from gateway.core.money import rupees_str
@@ -247,7 +246,12 @@ class MerchantAdmin(admin.ModelAdmin):
         rows = []
         for claim in pending:
             requester = claim.requested_by.get_username() if claim.requested_by else "?"
-            if claim.approved_at:
+            if claim.purpose == CredentialClaim.Purpose.SIGNED_REQUESTS_OFF:
+                rows.append(format_html(
+                    '{}: asked by {}, waiting for a second administrator. <a class="button" href="{}">Review and '
+                    'approve</a>', claim.get_purpose_display().capitalize(), requester,
+                    reverse("admin:gateway_merchant_claim_approve", args=[obj.pk, claim.claim_id])))
+            elif claim.approved_at:
                 rows.append(format_html("{}: asked by {}, approved by {}; the merchant may claim it until {}.",
                                         claim.get_purpose_display(), requester, claim.approved_by.get_username(),
                                         timezone.localtime(claim.expires_at).strftime("%Y-%m-%d %H:%M %Z")))
@@ -282,6 +286,12 @@ class MerchantAdmin(admin.ModelAdmin):
             request._new_credentials = credentials
             return
         before = services.merchant_snapshot(Merchant.objects.get(pk=obj.pk))
+        if before["signed_requests_required"] and not obj.signed_requests_required:
+            # Turning off what keeps a key alone from moving money waits for a second administrator.
+            obj.signed_requests_required = True
+            claims.signed_requests_off_request(merchant=obj, actor=request.user)
+            messages.warning(request, "Signed requests stay required until a second administrator approves "
+                                      "turning them off (under credential requests on this page).")
         obj.payment_methods = form.cleaned_data.get("payment_methods", obj.payment_methods)
         services.merchant_update(merchant=obj, actor=request.user, before=before, brand=form.brand_change())
 
@@ -312,9 +322,7 @@ class MerchantAdmin(admin.ModelAdmin):
         return response
 
     def approve_view(self, request, merchant_id, claim_id):
-        if not request.user.has_perm(roles.CHANGE_MERCHANT):
-            raise PermissionDenied(f"Approving credentials needs the permission {roles.CHANGE_MERCHANT} "
-                                   f"(role: {' or '.join(roles.roles_holding(roles.CHANGE_MERCHANT))}).")
+        roles.permission_require(request.user, roles.CHANGE_MERCHANT, "Approving credentials")
         merchant = get_object_or_404(Merchant, pk=merchant_id)
         claim = get_object_or_404(CredentialClaim.objects.select_related("requested_by"), merchant=merchant,
                                   claim_id=claim_id)
@@ -325,6 +333,9 @@ class MerchantAdmin(admin.ModelAdmin):
             except GatewayError as exc:
                 refusal = exc.message
             else:
+                if claim.purpose == CredentialClaim.Purpose.SIGNED_REQUESTS_OFF:
+                    messages.success(request, f"Signed requests are no longer required for {merchant.code}.")
+                    return redirect(reverse("admin:gateway_merchant_change", args=[merchant.pk]))
                 return self._code_page(request, merchant, handed, first=False)
         context = {**self.admin_site.each_context(request), "title": f"Approve: {claim.get_purpose_display()}",
                    "merchant": merchant, "claim": claim, "refusal": refusal, "opts": self.model._meta}
@@ -332,9 +343,7 @@ class MerchantAdmin(admin.ModelAdmin):
                                 status=403 if refusal and request.method == "POST" else 200)
 
     def rotate_view(self, request, merchant_id, kind):
-        if not request.user.has_perm(roles.CHANGE_MERCHANT):
-            raise PermissionDenied(f"Rotating a merchant's key or secret needs the permission {roles.CHANGE_MERCHANT} "
-                                   f"(role: {' or '.join(roles.roles_holding(roles.CHANGE_MERCHANT))}).")
+        roles.permission_require(request.user, roles.CHANGE_MERCHANT, "Rotating a merchant's key or secret")
         if kind not in CREDENTIAL_KINDS:
             raise Http404("no such credential")
         merchant = get_object_or_404(Merchant, pk=merchant_id)
@@ -432,8 +441,7 @@ class AuditedUserAdmin(AuditedAccountMixin, UserAdmin):
     def release_sign_in_locks(self, request, queryset):
         # Whoever manages staff accounts (superusers: auth.change_user) lets a locked-out colleague
         # back in at once, from any address, instead of waiting out the lock (docs/console.md).
-        if not request.user.has_perm("auth.change_user"):
-            raise PermissionDenied("Releasing a sign-in lock needs the permission auth.change_user.")
+        roles.permission_require(request.user, "auth.change_user", "Releasing a sign-in lock")
         from gateway.platform.signin import sign_in_locks_release
 
         released = [user.get_username() for user in queryset if sign_in_locks_release(user=user, actor=request.user)

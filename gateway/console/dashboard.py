@@ -22,8 +22,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from gateway.console import charts
-from gateway.console.days import local
-from gateway.console.display import method_label
+from gateway.console.kit.days import local
+from gateway.console.kit.display import method_label
 from gateway.platform.models import Merchant
 from payments import selectors as payment_selectors
 from refunds import selectors as refund_selectors

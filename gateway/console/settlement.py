@@ -26,7 +26,7 @@ from typing import Iterable, Iterator
 from django.db.models import Count, Sum
 from django.db.models.functions import Coalesce
 
-from gateway.console.days import day_bounds, local
+from gateway.console.kit.days import day_bounds, local
 from gateway.platform.models import Merchant
 from gateway.core.money import rupees_str
 from payments import selectors as payment_selectors

@@ -22,8 +22,8 @@ from django.db.models import Q
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
-from gateway.console.days import local
-from gateway.console.display import money
+from gateway.console.kit.days import local
+from gateway.console.kit.display import money
 from gateway.platform.models import AuditRecord
 from refunds import selectors as refund_selectors
 from tokens import selectors as token_selectors

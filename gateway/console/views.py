@@ -1,13 +1,13 @@
 """The console's own pages: the operations dashboard, the "Needs attention" queue and the
-settlement export. Mounted by
-payments.admin.PaymentAdmin.get_urls inside the admin (login, staff check, the admin's look);
-each checks its permission itself (gateway/platform/roles.py)."""
+settlement export. Mounted by gateway/console/urls.py inside the admin (login, staff check,
+the admin's look); each checks its permission itself (gateway/platform/roles.py)."""
 from __future__ import annotations
 
 from datetime import timedelta
 
 from django import forms
-from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.contrib import admin
+from django.core.exceptions import ObjectDoesNotExist
 from django.contrib import messages
 from django.http import HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
@@ -16,24 +16,17 @@ from django.views.decorators.http import require_http_methods
 from gateway.platform import roles
 from gateway.console.attention import REVERSAL_SENDS_BEFORE_WARNING, attention_sections
 from gateway.console.dashboard import dashboard_context
-from gateway.console.days import day_bounds, today
+from gateway.console.kit.days import day_bounds, today
 from gateway.console.settlement import settlement_csv_lines, settlement_filename, settlement_rows, settlement_totals
-from gateway.console.display import money
+from gateway.console.kit.display import money
 from gateway.core.errors import ValidationError
 from gateway.platform.models import Merchant
 from gateway.platform.services import audit_record
 
 
-def _require(request, permission: str, doing: str) -> None:
-    if not request.user.has_perm(permission):
-        holders = " or ".join(roles.roles_holding(permission)) or "no role"
-        raise PermissionDenied(f"{doing} needs the permission {permission} (role: {holders}).")
-
-
-def dashboard_view(request, model_admin):
-    _require(request, "payments.view_payment", "The dashboard")
-    context = {**model_admin.admin_site.each_context(request), **dashboard_context(),
-               "title": "Operations dashboard", "opts": model_admin.model._meta,
+def dashboard_view(request):
+    roles.permission_require(request.user, "payments.view_payment", "The dashboard")
+    context = {**admin.site.each_context(request), **dashboard_context(), "title": "Operations dashboard",
                "can_export": request.user.has_perm(roles.EXPORT_SETTLEMENT)}
     return TemplateResponse(request, "admin/console/dashboard.html", context)
 
@@ -53,8 +46,8 @@ class SettlementForm(forms.Form):
 
 
 @require_http_methods(["GET", "POST"])
-def settlement_export_view(request, model_admin):
-    _require(request, roles.EXPORT_SETTLEMENT, "The settlement export")
+def settlement_export_view(request):
+    roles.permission_require(request.user, roles.EXPORT_SETTLEMENT, "The settlement export")
     data = request.POST if request.method == "POST" else (request.GET if "merchant" in request.GET else None)
     form = SettlementForm(data, initial={"date": today() - timedelta(days=1)})
     preview = None
@@ -74,18 +67,18 @@ def settlement_export_view(request, model_admin):
                    "payments": totals.payments, "payments_amount": money(totals.payments_paise),
                    "refunds": totals.refunds, "refunds_amount": money(totals.refunds_paise),
                    "net": money(totals.net_paise)}
-    context = {**model_admin.admin_site.each_context(request), "title": "Settlement export", "form": form,
-               "preview": preview, "opts": model_admin.model._meta}
+    context = {**admin.site.each_context(request), "title": "Settlement export", "form": form,
+               "preview": preview}
     return TemplateResponse(request, "admin/console/settlement_export.html", context)
 
 
 @require_http_methods(["GET", "POST"])
-def needs_attention_view(request, model_admin):
+def needs_attention_view(request):
     """The queue (gateway.console.attention). POST records a late approval given back by hand:
     `reversal` (its id) and `note` (how), for staff holding SETTLE_REVERSAL."""
-    _require(request, "payments.view_payment", "The Needs attention queue")
+    roles.permission_require(request.user, "payments.view_payment", "The Needs attention queue")
     if request.method == "POST":
-        _require(request, roles.SETTLE_REVERSAL, "Recording a late approval as given back by hand")
+        roles.permission_require(request.user, roles.SETTLE_REVERSAL, "Recording a late approval as given back by hand")
         from payments.services.reversals import reversal_settle
         from payments.state import InvalidReversalTransition
 
@@ -100,8 +93,8 @@ def needs_attention_view(request, model_admin):
             messages.success(request, f"Recorded: approval {reversal.bank_rrn} of payment "
                                       f"{reversal.payment.sabpaisa_txn_id} was given back by hand.")
         return HttpResponseRedirect(request.path)
-    context = {**model_admin.admin_site.each_context(request), "title": "Needs attention",
-               "sections": attention_sections(), "opts": model_admin.model._meta,
+    context = {**admin.site.each_context(request), "title": "Needs attention",
+               "sections": attention_sections(),
                "can_settle": request.user.has_perm(roles.SETTLE_REVERSAL),
                "sends_warning": REVERSAL_SENDS_BEFORE_WARNING}
     return TemplateResponse(request, "admin/console/needs_attention.html", context)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from django.core.validators import ProhibitNullCharactersValidator
+from django.core.validators import ProhibitNullCharactersValidator, RegexValidator
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
@@ -18,6 +18,20 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Free text may keep tab, line feed and carriage return.
 CONTROL_BUT_WHITESPACE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
+# The same rules as patterns for the OpenAPI document (no control characters; free text may
+# keep tab, line feed and carriage return), so that what it allows is what the fields take.
+NO_CONTROL_PATTERN = r"^[^\x00-\x1f\x7f]*$"
+NO_CONTROL_BUT_WHITESPACE_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
+# An absolute http(s) address Django's URLValidator takes, as a pattern for the document: a
+# host of up to four lower-case labels ending in a letters-only top-level domain, an optional
+# port, then printable ASCII (the validator takes more; this is what the document promises).
+WEB_ADDRESS_PATTERN = (r"^https?://([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.){1,3}[a-z]{2,24}"
+                       r"(:[1-9][0-9]{0,3})?(/[!-~]*)?$")
+# Text that is not only spaces: a character that is neither space nor control among them
+# (free text, which may keep tab and line breaks; a line, which may not).
+NOT_BLANK_TEXT = (r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*[^\s\x00-\x1f\x7f]"
+                  r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$")
+NOT_BLANK_LINE = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
 
 
 def is_unicode(value: str) -> bool:
@@ -38,6 +52,7 @@ class StrictCharField(serializers.CharField):
 
     def __init__(self, *, allow_line_breaks: bool = False, **kwargs):
         kwargs.setdefault("trim_whitespace", False)
+        self.allow_line_breaks = allow_line_breaks
         self.control = CONTROL_BUT_WHITESPACE if allow_line_breaks else CONTROL
         super().__init__(**kwargs)
         # DRF's NUL and surrogate validators walk the string a character at a time in Python
@@ -89,3 +104,30 @@ class StrictIntegerSchema(OpenApiSerializerFieldExtension):
         if self.target.high is not None:
             schema["maximum"] = self.target.high
         return schema
+
+
+def strict_string_schema(field: StrictCharField) -> dict:
+    """A StrictCharField in the OpenAPI document: a string without control characters (free
+    text: but tab and line breaks), at least one character unless blank is allowed. Lengths and
+    a RegexValidator's pattern (which then replaces this one: each is stricter) are added by
+    drf-spectacular from the field's validators."""
+    schema = {"type": "string",
+              "pattern": NO_CONTROL_BUT_WHITESPACE_PATTERN if field.allow_line_breaks else NO_CONTROL_PATTERN}
+    for validator in field.validators:
+        # A field's own pattern is stricter (and refuses control characters too).
+        if isinstance(validator, RegexValidator) and not validator.inverse_match:
+            schema["pattern"] = validator.regex.pattern.replace("\\Z", "$")
+    if not field.allow_blank:
+        schema["minLength"] = max(1, field.min_length or 0)
+    return schema
+
+
+class StrictCharSchema(OpenApiSerializerFieldExtension):
+    """StrictCharField (and subclasses without an extension of their own) in the document."""
+
+    target_class = StrictCharField
+    match_subclasses = True
+    priority = -1  # a subclass's own extension (payments.api.s2s_serializers.StrictStringSchema) wins
+
+    def map_serializer_field(self, auto_schema, direction):
+        return strict_string_schema(self.target)

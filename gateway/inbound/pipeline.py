@@ -14,6 +14,11 @@ Guarantees, in the order they are met:
   payments.services.notices.payment_notice_apply, a refund notice by
   refunds.notices.refund_notice_apply. Both carry the answer the acquirer's status query or
   refund call gives for the same state (the acquirer's package builds both with one function).
+- Late (a genuine delivery older than the acquirer's freshness window: NoticeDelivery.fresh is
+  False, its own retry of one we did not take): recorded like any other, but nothing it says is
+  believed. A payment notice is applied only as the acquirer's status query confirms it
+  (Acquirer.notice_confirm, as for a failure); a refund notice is left to the refund's next
+  submission by the pending sweep, which reads the refund as it stands at the acquirer.
 - Answered: NoticeNotApplied when the notice is recorded but not applied (the acquirer could not
   be asked to confirm it, or applying it failed), so the door asks for it again.
 
@@ -67,7 +72,7 @@ def notice_receive(*, acquirer: Acquirer, headers, raw_body: bytes) -> NoticeOut
                     record.status)
         return NoticeOutcome(record, duplicate=True)
     try:
-        _apply(acquirer, record, notice)
+        _apply(acquirer, record, notice, fresh=delivery.fresh)
     except Exception as exc:
         notice_not_applied(record, exc)
         if isinstance(exc, AcquirerUnavailable):
@@ -76,9 +81,13 @@ def notice_receive(*, acquirer: Acquirer, headers, raw_body: bytes) -> NoticeOut
     return NoticeOutcome(record, duplicate=False)
 
 
-def _apply(acquirer: Acquirer, record: AcquirerNotice, notice: PaymentNotice | RefundNotice | None) -> None:
+def _apply(acquirer: Acquirer, record: AcquirerNotice, notice: PaymentNotice | RefundNotice | None, *,
+           fresh: bool) -> None:
     if isinstance(notice, PaymentNotice):
-        payment_notice_apply(acquirer=acquirer, record=record, notice=notice)
+        payment_notice_apply(acquirer=acquirer, record=record, notice=notice, confirm=not fresh)
+    elif isinstance(notice, RefundNotice) and not fresh:
+        notice_settle(record, N.IGNORED, "delivered late: the refund's next submission reads it at the acquirer",
+                      payment_for_order(notice.order_ref))
     elif isinstance(notice, RefundNotice):
         _refund(acquirer, record, notice)
     else:

@@ -106,15 +106,34 @@ def credential_claim_request(*, merchant: Merchant, purpose: str, actor, grace_s
     return CodeHandedOut(claim, code)
 
 
+@transaction.atomic
+def signed_requests_off_request(*, merchant: Merchant, actor) -> CredentialClaim:
+    """Ask to turn "signed requests required" off (the setting that keeps a key alone from moving
+    money): nothing changes until a second administrator approves (credential_claim_approve).
+    One request waits at a time; asking again returns it. Audited as merchant.credentials_request."""
+    waiting = CredentialClaim.objects.filter(merchant=merchant, purpose=Purpose.SIGNED_REQUESTS_OFF,
+                                             approved_at__isnull=True, voided_at__isnull=True,
+                                             expires_at__gt=timezone.now()).first()
+    if waiting is not None:
+        return waiting
+    claim = CredentialClaim.objects.create(
+        claim_id="clm_" + secrets.token_urlsafe(18), merchant=merchant, purpose=Purpose.SIGNED_REQUESTS_OFF,
+        requested_by=actor if getattr(actor, "pk", None) else None, requester_code_hash="",
+        expires_at=timezone.now() + CLAIM_LIFETIME)
+    _audit(actor=actor, action="merchant.credentials_request", claim=claim)
+    return claim
+
+
 def approver_refusal(claim: CredentialClaim, approver) -> str | None:
     """Why `approver` may not approve `claim`, or None. The approver must hold
     gateway.change_merchant and be another account than the requester, and not one the
     requester created or changed (its password, groups or permissions: the audit log's
     staff_user.* records)."""
-    from gateway.platform.roles import CHANGE_MERCHANT
+    from gateway.platform.roles import CHANGE_MERCHANT, permission_refusal
 
-    if not approver.has_perm(CHANGE_MERCHANT):
-        return f"Approving needs the permission {CHANGE_MERCHANT}."
+    refused = permission_refusal(approver, CHANGE_MERCHANT, "Approving")
+    if refused is not None:
+        return refused
     requester = claim.requested_by
     if requester is None or approver.pk == requester.pk:
         return ("A second administrator must approve: the account that asked for these credentials cannot "
@@ -144,6 +163,20 @@ def credential_claim_approve(*, claim_id: str, actor) -> CodeHandedOut:
         if claim.approved_at or claim.state != "waiting for a second administrator":
             raise ClaimRefused(f"This request is {claim.state}; nothing to approve.", field="claim")
         merchant = claim.merchant
+        if claim.purpose == Purpose.SIGNED_REQUESTS_OFF:
+            locked = Merchant.objects.select_for_update().get(pk=merchant.pk)
+            before = services.merchant_snapshot(locked)
+            locked.signed_requests_required = False
+            locked.save(update_fields=["signed_requests_required", "updated_at"])
+            services.audit_record(actor=actor, action="merchant.update", obj=locked, merchant=locked, before=before,
+                                  after={**services.merchant_snapshot(locked),
+                                         "requested_by": claim.requested_by.get_username()})
+            now = timezone.now()
+            claim.approved_by, claim.approved_at, claim.claimed_at = actor, now, now
+            claim.save(update_fields=["approved_by", "approved_at", "claimed_at"])
+            _audit(actor=actor, action="merchant.credentials_approve", claim=claim,
+                   requested_by=claim.requested_by.get_username())
+            return CodeHandedOut(claim, "")
         if claim.purpose == Purpose.API_KEY:
             values = {"apiKey": services.merchant_rotate_api_key(merchant=merchant, grace_seconds=claim.grace_seconds,
                                                                  actor=actor)}

@@ -12,7 +12,7 @@ as payments.models.Payment.Mode, which tests/gateway/test_methods.py holds equal
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from gateway.core.errors import ValidationError
@@ -26,26 +26,6 @@ UPI, CARD, NB, WALLET, NEFT, RTGS, CHALLAN = "UPI", "CARD", "NB", "WALLET", "NEF
 CODES = (UPI, CARD, NB, WALLET, NEFT, RTGS, CHALLAN)
 LABELS = {UPI: "UPI", CARD: "Card", NB: "Net banking", WALLET: "Wallet", NEFT: "NEFT", RTGS: "RTGS",
           CHALLAN: "Cash challan"}
-
-
-# The methods the acquirer behind the gateway can carry. It sits a floor above, so it tells this
-# module (payments.apps registers `carried_by` at start) rather than being asked by name: a
-# method it cannot carry (a cash challan, with Cashfree) is offered to no one, whatever a
-# merchant stored. Until told, every method is carried.
-_carried: Callable[[], Collection[str] | None] = lambda: None
-
-
-def carried_by(source: Callable[[], Collection[str] | None]) -> None:
-    """Register where the carried methods come from: a callable answering the method codes,
-    or None for all of them. Asked at each use, so a change of acquirer takes effect at once."""
-    global _carried
-    _carried = source
-
-
-def carried_methods() -> frozenset[str]:
-    """The codes of the methods the acquirer carries."""
-    codes = _carried()
-    return frozenset(CODES) if codes is None else frozenset(codes) & frozenset(CODES)
 
 
 @dataclass(frozen=True)
@@ -114,19 +94,19 @@ def method_limits(config: dict | None) -> list[MethodLimit]:
     return limits
 
 
-def methods_for_amount(config: dict | None, amount: int) -> list[str]:
+def methods_for_amount(config: dict | None, amount: int, *, carried: Collection[str]) -> list[str]:
     """The codes of the methods offered for `amount`, in the checkout's order: those the
-    merchant offers for it that the acquirer carries."""
-    carried = carried_methods()
+    merchant offers for it (`config`, its stored choices) that the acquirer carries (`carried`,
+    the acquirer's own `methods`, which the caller passes: a method it cannot carry, a cash
+    challan with Cashfree, is offered to no one, whatever a merchant stored)."""
     return [limit.code for limit in method_limits(config) if limit.takes(amount) and limit.code in carried]
 
 
-def ensure_some_method_takes(config: dict | None, amount: int) -> None:
-    """Raises ValidationError naming `amount` when no method the merchant offers takes it,
-    saying which ranges the merchant does take."""
-    if methods_for_amount(config, amount):
+def ensure_some_method_takes(config: dict | None, amount: int, *, carried: Collection[str]) -> None:
+    """Raises ValidationError naming `amount` when no method the merchant offers and the
+    acquirer carries takes it, saying which ranges the merchant does take."""
+    if methods_for_amount(config, amount, carried=carried):
         return
-    carried = carried_methods()
     offered = [f"{limit.code} {limit.min} to {limit.max}" for limit in method_limits(config)
                if limit.enabled and limit.code in carried]
     ranges = "; ".join(offered) if offered else "none is enabled"
@@ -134,10 +114,10 @@ def ensure_some_method_takes(config: dict | None, amount: int) -> None:
                           field="amount")
 
 
-def ensure_method_takes(config: dict | None, code: str, amount: int) -> None:
+def ensure_method_takes(config: dict | None, code: str, amount: int, *, carried: Collection[str]) -> None:
     """Raises ValidationError naming `paymentMode` when `code` is not offered for `amount`:
     the page never shows such a method, so only a forged form gets here."""
-    if code not in methods_for_amount(config, amount):
+    if code not in methods_for_amount(config, amount, carried=carried):
         raise ValidationError(f"{LABELS.get(code, code)} is not offered for this amount", field="paymentMode")
 
 

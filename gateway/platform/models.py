@@ -151,6 +151,9 @@ class CredentialClaim(models.Model):
         API_KEY = "api-key", "API key rotation"
         SECRET_KEY = "secret-key", "secret key rotation"
         WEBHOOK_SECRET = "webhook-secret", "webhook secret rotation"
+        # No credential and no codes: turning "signed requests required" off waits for a second
+        # administrator in the same way, and is done (claimed_at) when approved.
+        SIGNED_REQUESTS_OFF = "signed-requests-off", "turning signed requests off"
 
     claim_id = models.CharField(max_length=40, unique=True)
     merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="credential_claims")

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import logging
 
+from django.core.exceptions import PermissionDenied
+
 logger = logging.getLogger("gateway.roles")
 
 SUPPORT = "support"
@@ -133,6 +135,23 @@ def sync_after_migrate(sender, *, using="default", apps=None, **kwargs) -> None:
 def roles_holding(permission: str) -> list[str]:
     """The role groups that hold `permission`, for the console's "ask for this role" hints."""
     return [role for role, names in ROLES.items() if permission in names]
+
+
+def permission_refusal(user, permission: str, doing: str) -> str | None:
+    """None when `user` holds `permission`; else the one refusal every console page and action
+    gives: what was refused, the permission it needs, and the roles that hold it."""
+    if user.has_perm(permission):
+        return None
+    holders = " or ".join(roles_holding(permission)) or "no role: a superuser's"
+    return f"{doing} needs the permission {permission} (role: {holders})."
+
+
+def permission_require(user, permission: str, doing: str) -> None:
+    """Raise PermissionDenied (the console's 403 page shows its message) unless `user` holds
+    `permission`, with permission_refusal's words."""
+    refusal = permission_refusal(user, permission, doing)
+    if refusal is not None:
+        raise PermissionDenied(refusal)
 
 
 def user_roles(user) -> list[str]:

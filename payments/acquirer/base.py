@@ -63,6 +63,11 @@ class NoticeDelivery:
     payload: dict
     sent_at: datetime
     event_type: str = ""
+    # False: genuinely signed but older than the acquirer's freshness window (its own retry of
+    # a delivery we did not take, or a replay). Nothing it says is applied unless the
+    # acquirer's status query confirms it (Acquirer.notice_confirm); a stale refund notice is
+    # left to the refund's next submission, which reads the refund at the acquirer.
+    fresh: bool = True
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,7 @@ class Acquirer(Protocol):
 
     name: str
     # The hosted checkout's method codes (gateway.platform.methods.CODES) this acquirer can
-    # carry; a method outside it is offered to no merchant. Absent: every method.
+    # carry; a method outside it is offered to no merchant.
     methods: frozenset[str]
     # The net banking banks and the wallets the checkout lists (code -> display name), the
     # codes bank_redirect takes.
@@ -190,13 +195,18 @@ class Acquirer(Protocol):
         APPROVED (`reference`: the RRN) when the payer approved it first. Raises
         AcquirerUnavailable when it could not be asked."""
 
-    def upi_collect(self, *, payment: Payment, vpa: str) -> AcquirerAnswer:
+    # `return_url`, on the calls that may open the payment at the processor (its order): where
+    # the processor sends the customer's browser back to after its own pages, built by the
+    # services with `reverse` (payments.services.acquirer_answers.acquirer_return_url); empty
+    # for a payment no browser comes back to (S2S).
+
+    def upi_collect(self, *, payment: Payment, vpa: str, return_url: str = "") -> AcquirerAnswer:
         """Hosted: send a collect request to `vpa`. PENDING (answer later) or DECLINED."""
 
-    def upi_pay(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+    def upi_pay(self, *, payment: Payment, payer_vpa: str, return_url: str = "") -> AcquirerAnswer:
         """A customer's UPI app pays the payment's link from `payer_vpa`. PENDING or DECLINED."""
 
-    def card_authorize(self, *, payment: Payment, card: CardInput) -> AcquirerAnswer:
+    def card_authorize(self, *, payment: Payment, card: CardInput, return_url: str = "") -> AcquirerAnswer:
         """Start a card payment: CHALLENGE (3-D Secure; `reference` is the challenge's id) or
         DECLINED."""
 
@@ -204,7 +214,7 @@ class Acquirer(Protocol):
         """Finish the 3-D Secure challenge `challenge_ref` (the `reference` of card_authorize's
         CHALLENGE) with the customer's OTP: APPROVED or DECLINED. Without a challenge: DECLINED."""
 
-    def bank_redirect(self, *, payment: Payment, mode: str, bank_code: str) -> AcquirerAnswer:
+    def bank_redirect(self, *, payment: Payment, mode: str, bank_code: str, return_url: str = "") -> AcquirerAnswer:
         """Net banking (mode NB) or a wallet (WALLET) `bank_code` (a key of `banks` or
         `wallets`) was chosen: PENDING with `link`, the bank's or wallet's own page to send the
         customer to (who comes back to the checkout's return address, where call_status
@@ -215,7 +225,7 @@ class Acquirer(Protocol):
     def bank_authorize(self, *, payment: Payment, bank_code: str, approved: bool) -> AcquirerAnswer:
         """Net banking or wallet: the bank/wallet page's answer. APPROVED or DECLINED."""
 
-    def transfer_details(self, *, payment: Payment) -> TransferAccount:
+    def transfer_details(self, *, payment: Payment, return_url: str = "") -> TransferAccount:
         """NEFT / RTGS: the account the customer pays the payment's transfer into (called once,
         when the customer picks it: the checkout keeps it). Only for an acquirer whose
         `methods` carry NEFT or RTGS. Raises AcquirerError when it could not be had."""
@@ -250,11 +260,13 @@ class Acquirer(Protocol):
         for (another event type)."""
 
     def notice_confirm(self, *, payment: Payment, notice: PaymentNotice) -> AcquirerAnswer | None:
-        """Whether the DECLINED `notice` stands, asked of the acquirer's status query of the whole
-        payment: its APPROVED answer when an attempt was approved after all, the notice's DECLINED
-        when the attempt it names is still the newest and failed, None otherwise (a newer attempt
-        is in flight: leave the payment as it is). Raises AcquirerUnavailable when it could not
-        be asked (the acquirer delivers the notice again)."""
+        """What the acquirer's status query of the whole payment says of a `notice` that is not
+        to be taken at its word (a DECLINED one, or any notice delivered late:
+        NoticeDelivery.fresh): its APPROVED answer when an attempt was approved, DECLINED when
+        the attempt the notice names is still the newest and failed, None otherwise (nothing
+        approved and a newer attempt in flight, or not final yet: leave the payment as it is).
+        Raises AcquirerUnavailable when it could not be asked (the acquirer delivers the notice
+        again)."""
 
     def amount_to_acquirer(self, paise: int):
         """`paise` as the acquirer writes an amount (rupees for Cashfree). Exact or ValueError."""

@@ -15,7 +15,15 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from gateway.platform.api import RequestSerializer
-from gateway.core.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
+from gateway.core.fields import (
+    CONTROL,
+    CONTROL_BUT_WHITESPACE,
+    HEX64,
+    WEB_ADDRESS_PATTERN,
+    StrictCharField,
+    StrictIntegerField,
+    is_unicode,
+)
 from payments.api.order_serializers import OrderFieldsSchema
 from payments.payloads import UDF_KEYS
 
@@ -48,7 +56,7 @@ class PaiseField(StrictIntegerField):
         super().__init__(low=AMOUNT_MIN_PAISE, high=AMOUNT_MAX_PAISE, **kwargs)
 
 
-@extend_schema_field({"type": "string", "format": "uri"})
+@extend_schema_field({"type": "string", "format": "uri", "pattern": WEB_ADDRESS_PATTERN})
 class ReturnUrlField(StrictCharField):
     """An absolute http(s) address. The customer's browser goes there, the gateway never
     fetches it, so loopback and private hosts are fine (merchants test on localhost)."""

@@ -9,7 +9,7 @@ from gateway.platform.api import GatewayAPIView, validated
 from gateway.platform.auth import ensure_same_merchant
 from gateway.core.crypto import constant_time_equals
 from gateway.core.errors import InvalidSignature, NotFound, ValidationError
-from gateway.platform.schema import error_responses
+from gateway.platform.schema import CHECKSUM, IDEMPOTENCY_KEY, UNIX_SECONDS, error_responses, text
 from gateway.core.replay import checksum_use, request_digest
 from gateway.core.signing import (
     CREATION_CHECKSUM_NAMES,
@@ -61,9 +61,9 @@ class HostedPaymentsView(GatewayAPIView):
     @extend_schema(
         operation_id="hosted_payment_create", request=HostedPaymentRequestSchema,
         responses={200: HostedSessionResponseSchema, **error_responses(400, 401, 403, 429)},
-        parameters=[OpenApiParameter("X-Merchant-Id", str, OpenApiParameter.HEADER, required=False,
+        parameters=[OpenApiParameter("X-Merchant-Id", text(50), OpenApiParameter.HEADER, required=False,
                                      description="Optional; must be the API key's merchant when sent."),
-                    OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
+                    OpenApiParameter(IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, OpenApiParameter.HEADER, required=False,
                                      description="Same key and body: the original response again (as S2S). "
                                                  "Kept 24 hours.")],
         description="Open a hosted checkout session (docs/hosted-checkout.md). Amounts are integer paise.",
@@ -110,12 +110,12 @@ class HostedPaymentsView(GatewayAPIView):
 
     @extend_schema(
         operation_id="payment_enquiry", responses={200: TransactionSchema, **error_responses(400, 401, 404, 429)},
-        parameters=[OpenApiParameter("merchantId", str, required=True),
-                    OpenApiParameter("merchantTxnId", str, required=True),
-                    OpenApiParameter("spTxnId", str, required=False,
+        parameters=[OpenApiParameter("merchantId", text(50), required=True),
+                    OpenApiParameter("merchantTxnId", text(100), required=True),
+                    OpenApiParameter("spTxnId", text(100), required=False,
                                      description="the payment's sabpaisaTxnId; another's is NOT_FOUND"),
-                    OpenApiParameter("timestamp", int, required=False),
-                    OpenApiParameter("checksum", str, required=False,
+                    OpenApiParameter("timestamp", UNIX_SECONDS, required=False),
+                    OpenApiParameter("checksum", CHECKSUM, required=False,
                                      description="HMAC-SHA256 of merchantId|merchantTxnId|0|INR|timestamp, verified "
                                                  "when sent; required when the merchant requires signed requests")],
         description="Enquiry by merchantTxnId, payments of both flows. amount is paise, paidAmount rupees.",

@@ -17,12 +17,13 @@ import math
 import re
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.validators import URLValidator
+from django.core.validators import RegexValidator, URLValidator
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from gateway.platform.api import RequestSerializer, validated
 from gateway.core.errors import ValidationError
-from gateway.core.fields import StrictCharField, StrictIntegerField
+from gateway.core.fields import WEB_ADDRESS_PATTERN, StrictCharField, StrictIntegerField
 
 CUSTOMER_ID_MAX = 100
 LINE_ITEMS_MAX = 100
@@ -44,6 +45,8 @@ def _paise(**kwargs) -> StrictIntegerField:
     return StrictIntegerField(low=0, high=PAISE_MAX, **kwargs)
 
 
+# Blank means not given here, so the document allows "" beside an address.
+@extend_schema_field({"type": "string", "pattern": "^$|" + WEB_ADDRESS_PATTERN})
 class WebAddressField(StrictCharField):
     """An absolute http(s) URL (a product page or image, shown as a link in the console)."""
 
@@ -76,7 +79,9 @@ class LineItemSerializer(RequestSerializer):
     description = _text(500, allow_line_breaks=True)
     sku = _text(100)
     category = _text(100)
-    hsnCode = _text(8)
+    # Blank means not given; the validator (the document's pattern) judges the rest.
+    hsnCode = _text(8, validators=[RegexValidator(r"^(|[0-9]{2,8})$",
+                                                  message="must be 2 to 8 digits (an HSN or SAC code)")])
     quantity = StrictIntegerField(low=1, high=QUANTITY_MAX)
     unitPrice = _paise()
     discount = _paise(required=False, allow_null=True)
@@ -184,8 +189,8 @@ class OrderFieldsSchema(serializers.Serializer):
     order_details_validate's; a nested DRF serializer would report a list error by position
     in a shape the envelope cannot name)."""
 
-    customerId = serializers.CharField(required=False, max_length=CUSTOMER_ID_MAX,
-                                       help_text="the merchant's id of the customer")
+    customerId = StrictCharField(required=False, allow_null=True, max_length=CUSTOMER_ID_MAX,
+                                 help_text="the merchant's id of the customer")
     billingAddress = AddressSerializer(required=False)
     shippingAddress = AddressSerializer(required=False)
     shippingSameAsBilling = serializers.BooleanField(required=False)

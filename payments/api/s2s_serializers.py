@@ -22,7 +22,16 @@ from rest_framework import serializers
 
 from gateway.platform.api import RequestSerializer, validated
 from gateway.core.errors import ValidationError
-from gateway.core.fields import CONTROL, CONTROL_BUT_WHITESPACE, HEX64, StrictCharField, StrictIntegerField, is_unicode
+from gateway.core.fields import (
+    CONTROL,
+    CONTROL_BUT_WHITESPACE,
+    HEX64,
+    NOT_BLANK_LINE,
+    StrictCharField,
+    StrictIntegerField,
+    is_unicode,
+    strict_string_schema,
+)
 from gateway.core.urlcheck import validate_webhook_url
 from payments.api.order_serializers import OrderFieldsSchema, order_details_validate
 from payments.payloads import UDF_KEYS
@@ -114,9 +123,11 @@ class StrictStringSchema(OpenApiSerializerFieldExtension):
     match_subclasses = True
 
     def map_serializer_field(self, auto_schema, direction):
-        schema = {"type": "string"}
+        schema = strict_string_schema(self.target)
         if self.target.pattern is not None:
             schema["pattern"] = self.target.pattern.pattern
+        elif isinstance(self.target, NonBlankName):
+            schema["pattern"] = NOT_BLANK_LINE
         if isinstance(self.target, EmailString):
             schema["format"] = "email"
         return schema
@@ -199,13 +210,20 @@ for _key in UDF_KEYS:
         required=False, allow_null=True, allow_blank=True, allow_line_breaks=True, max_length=UDF_MAX)
 
 
+@extend_schema_field({"type": "string", "pattern": r"^$|^https?://[^\s/?#@:]+(:[0-9]{1,5})?([/?#][!-~]*)?$"})
+class WebhookUrlSchemaField(serializers.CharField):
+    """webhookUrl in the document (s2s_request_validate's _webhook_url checks it)."""
+
+
 @extend_schema_serializer(component_name="S2SPaymentRequest")  # the document's name before the order fields
 class S2SPaymentRequestSchema(S2SPaymentRequestSerializer, OrderFieldsSchema):
     """For the API schema only: the request with the order fields and webhookUrl."""
 
-    webhookUrl = serializers.CharField(required=False, max_length=WEBHOOK_URL_MAX,
+    webhookUrl = WebhookUrlSchemaField(required=False, allow_null=True, max_length=WEBHOOK_URL_MAX,
                                        help_text="where this payment's webhooks go instead of the merchant's "
-                                                 "address; checked as the merchant's address is")
+                                                 "address: an http(s) address without user or password whose host "
+                                                 "resolves only to public addresses (never loopback, private, "
+                                                 "link-local or carrier-grade NAT); \"\" or null: not sent")
 
 
 class S2SPaymentResponseSerializer(serializers.Serializer):

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from gateway.platform.api import GatewayAPIView
 from gateway.platform.auth import IsMerchant
 from gateway.core.errors import S2SNotEnabled, ValidationError
-from gateway.platform.schema import error_responses
+from gateway.platform.schema import IDEMPOTENCY_KEY, error_responses, text
 from payments.api.s2s_serializers import (
     S2SPaymentRequestSchema,
     S2SPaymentResponseSerializer,
@@ -37,8 +37,8 @@ class S2SPaymentCreateView(GatewayAPIView):
         operation_id="s2s_payment_create",
         request=S2SPaymentRequestSchema,
         parameters=[
-            OpenApiParameter("X-Merchant-Id", str, OpenApiParameter.HEADER, required=True),
-            OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
+            OpenApiParameter("X-Merchant-Id", text(50), OpenApiParameter.HEADER, required=True),
+            OpenApiParameter(IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, OpenApiParameter.HEADER, required=False,
                              description="Same key and body: the original response again. Kept 24 hours."),
         ],
         responses={201: S2SPaymentResponseSerializer, **error_responses(400, 401, 403, 429)},

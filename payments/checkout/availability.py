@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from gateway.platform.methods import carried_methods, method_limits
+from gateway.platform.methods import method_limits
 from payments.models import Payment
+from payments.services.acquirer_methods import acquirer_methods
 
 M = Payment.Mode
 
@@ -64,7 +65,7 @@ def _inr(paise: int) -> str:
 def methods_on_page(payment: Payment) -> list[Availability]:
     """Every method the page shows for `payment`, in the checkout's order: all seven but those
     the merchant switched off."""
-    carried = carried_methods()
+    carried = acquirer_methods()
     limits = [limit for limit in method_limits(payment.merchant.payment_methods) if limit.enabled]
     usable = {limit.code for limit in limits if limit.takes(payment.amount) and limit.code in carried}
     shown = []

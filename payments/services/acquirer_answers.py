@@ -9,6 +9,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 
+from django.conf import settings
+from django.urls import reverse
+
 from payments.acquirer.base import CALL_TIME_LIMIT, AcquirerAnswer
 from payments.models import Payment, PaymentEvent
 from payments.services.transitions import payment_note
@@ -64,3 +67,13 @@ def attempt_left(*, payment_id: int, attempt: int | None) -> bool:
         return False
     current = Payment.objects.filter(pk=payment_id).values_list("attempt", flat=True).first()
     return current is not None and current != attempt
+
+
+def acquirer_return_url(payment: Payment) -> str:
+    """Where an acquirer sends a hosted payment's customer back to after its own pages (its
+    3-D Secure, bank or wallet page): the checkout's return view, which asks its status query.
+    Empty for an S2S payment, which no browser comes back to. The acquirer is handed it with
+    each call that may open the payment at its side (payments.acquirer.base.Acquirer)."""
+    if payment.flow != Payment.Flow.HOSTED:
+        return ""
+    return settings.GATEWAY_PUBLIC_URL + reverse("checkout:acquirer-return", args=[payment.payment_id])

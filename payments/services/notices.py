@@ -13,6 +13,10 @@ What a payment notice is trusted with, and why:
   as it is. When the status query cannot be made the notice stays RECEIVED (AcquirerUnavailable
   reaches the door, which asks the acquirer to deliver it again).
 - Not final yet: recorded, ignored.
+- Delivered late (`confirm`: older than the acquirer's freshness window, NoticeDelivery.fresh),
+  an APPROVED notice too is applied only as the status query confirms it: its signature says
+  the acquirer sent it, not that it is news (a replay of a captured delivery carries the same
+  signature).
 
 An approval or decline goes through payments.services.hosted.step_answer_apply, the function
 that applies a hosted step's answer and a cut-off call's status query alike (a success: SUCCESS
@@ -104,9 +108,11 @@ def notice_not_applied(notice: AcquirerNotice, exc: BaseException) -> None:
 
 # --- a payment notice -----------------------------------------------------------------------------
 
-def payment_notice_apply(*, acquirer: Acquirer, record: AcquirerNotice, notice: PaymentNotice) -> None:
-    """Apply `notice` (the module's docstring) and settle its `record`. Raises
-    AcquirerUnavailable when a decline could not be confirmed (the record stays RECEIVED)."""
+def payment_notice_apply(*, acquirer: Acquirer, record: AcquirerNotice, notice: PaymentNotice,
+                         confirm: bool = False) -> None:
+    """Apply `notice` (the module's docstring) and settle its `record`; with `confirm` (a late
+    delivery) whatever it says is asked of the status query first. Raises AcquirerUnavailable
+    when it could not be confirmed (the record stays RECEIVED)."""
     payment = payment_for_order(notice.order_ref)
     if payment is None:
         logger.warning("%s notice %s: no payment for order %r", acquirer.name, record.pk, notice.order_ref)
@@ -116,7 +122,7 @@ def payment_notice_apply(*, acquirer: Acquirer, record: AcquirerNotice, notice: 
     if answer is None:
         notice_settle(record, N.IGNORED, "not final yet", payment)
         return
-    if answer.outcome == Outcome.APPROVED:
+    if answer.outcome == Outcome.APPROVED and not confirm:
         if notice.amount != payment.amount:
             logger.error("%s notice %s: payment %s of %s paise reported paid with %r paise; not applied",
                          acquirer.name, record.pk, payment.sabpaisa_txn_id, payment.amount, notice.amount)
@@ -125,8 +131,9 @@ def payment_notice_apply(*, acquirer: Acquirer, record: AcquirerNotice, notice: 
     else:
         answer = acquirer.notice_confirm(payment=payment, notice=notice)
         if answer is None:
-            notice_settle(record, N.IGNORED, "a failure not confirmed by the status query (a newer attempt)",
-                          payment)
+            why = ("delivered late, not confirmed by the status query" if confirm
+                   else "a failure not confirmed by the status query (a newer attempt)")
+            notice_settle(record, N.IGNORED, why, payment)
             return
     before = payment.status
     step = STEP_BY_MODE.get(payment.payment_mode, "upi_pay")

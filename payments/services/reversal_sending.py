@@ -76,9 +76,13 @@ def _reversal_error(reversal_pk: int, attempt: int, message: str, now: datetime)
     return reversal
 
 
-@transaction.atomic(durable=True)
-def _reversal_transition(reversal_pk: int, target: str, answer: AcquirerAnswer, **fields) -> Reversal:
-    reversal = lock_reversal(reversal_pk)
+def reversal_status_set(reversal: Reversal, target: str, *, detail: dict, **fields) -> Reversal:
+    """The one write of a reversal's status, for the acquirer's answer (below) and a person's
+    settlement (payments.services.reversals.reversal_settle): checks
+    payments.state.REVERSAL_TRANSITIONS (raises InvalidReversalTransition), ends any claim or
+    backoff, stamps `completed_at` (every target is final or waits for a person), sets `fields`,
+    saves, and appends the status change with `detail` to the payment's story. The caller holds
+    the reversal's lock (payments.locks.lock_reversal) in its transaction."""
     ensure_reversal_transition(reversal.status, target)
     previous = reversal.status
     reversal.status = target
@@ -87,9 +91,14 @@ def _reversal_transition(reversal_pk: int, target: str, answer: AcquirerAnswer, 
     for name, value in fields.items():
         setattr(reversal, name, value)
     reversal.save()
-    reversal_event(reversal, from_status=previous, to_status=target, reference=answer.reference,
-           message=answer.message[:300], acquirer=answer.raw)
+    reversal_event(reversal, from_status=previous, to_status=target, **detail)
     return reversal
+
+
+@transaction.atomic(durable=True)
+def _reversal_transition(reversal_pk: int, target: str, answer: AcquirerAnswer, **fields) -> Reversal:
+    return reversal_status_set(lock_reversal(reversal_pk), target, **fields, detail={
+        "reference": answer.reference, "message": answer.message[:300], "acquirer": answer.raw})
 
 
 def reversal_submit(*, reversal_pk: int, now: datetime | None = None) -> Reversal | None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
-from django.utils import timezone
 
 from gateway.core.broker import tasks_publish
 from gateway.core.errors import ValidationError
@@ -45,11 +44,11 @@ from payments.services.reversal_sending import (  # noqa: F401
     reversal_acquirer_id,
     reversal_event,
     reversal_retry_delay,
+    reversal_status_set,
     reversal_submit,
     reversals_due,
     reversals_pending_process,
 )
-from payments.state import ensure_reversal_transition
 
 logger = logging.getLogger("payments.reversals")
 
@@ -107,13 +106,9 @@ def reversal_settle(*, reversal_pk: int, actor, note: str) -> Reversal:
     if not note:
         raise ValidationError("say how the money went back to the customer", field="note")
     reversal = lock_reversal(reversal_pk)
-    ensure_reversal_transition(reversal.status, R.SETTLED)
     previous = reversal.status
-    reversal.status, reversal.note, reversal.settled_by = R.SETTLED, note[:500], actor
-    reversal.next_attempt_at, reversal.completed_at = None, timezone.now()
-    reversal.save()
-    actor_name = actor.get_username()
-    reversal_event(reversal, from_status=previous, to_status=R.SETTLED, by=actor_name, note=reversal.note)
+    reversal_status_set(reversal, R.SETTLED, note=note[:500], settled_by=actor,
+                        detail={"by": actor.get_username(), "note": note[:500]})
     audit_record(actor=actor, action="reversal.settle", obj=reversal, merchant=reversal.payment.merchant,
                  before={"status": previous}, after={"status": R.SETTLED, "note": reversal.note})
     return reversal

@@ -4,7 +4,9 @@ The order a request is decided in, each step's error code in brackets:
   0. (the view) API key and X-Merchant-Id (UNAUTHORIZED), S2S enabled (S2S_NOT_ENABLED),
      Content-Type, X-Idempotency-Key's form and a JSON object body (VALIDATION_ERROR);
   1. (payments.api.s2s_serializers) the fields, in the interface's order (VALIDATION_ERROR
-     naming the field);
+     naming the field); then, only with an acquirer that requires the customer's mobile
+     (Acquirer.requires_customer_phone: Cashfree), customerPhone must read as a 10-digit
+     number (s2s_customer_phone_check: VALIDATION_ERROR naming customerPhone, before any call);
   2. paymentMode is UPI_QR or UPI_INTENT (INVALID_PAYMENT_MODE);
   3. merchantId is the API key's merchant (UNAUTHORIZED);
   4. timestamp present, not in the future (INVALID_TIMESTAMP), not older than 5 minutes
@@ -43,6 +45,7 @@ from gateway.core.errors import (
     PaymentFailed,
     ProcessingError,
     ServiceUnavailable,
+    ValidationError,
 )
 from gateway.platform.models import Merchant
 from gateway.core.replay import checksum_use, request_digest
@@ -55,6 +58,7 @@ from gateway.core.signing import (
 from gateway.core.tracing import current_trace_id
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
+from payments.lookups import mobile_digits
 from payments.models import Payment, PaymentEvent
 from payments.payloads import UDF_KEYS
 from payments.selectors import payment_txn_id_taken
@@ -70,6 +74,19 @@ UNIQUE_MERCHANT_TXN = "payment_unique_merchant_txn"
 # it): the stored response of an idempotency key carries it, so a replay repeats it.
 CREATED = 201
 CREATED_MESSAGE = "Payment created; show the QR or open the intent link. The final status arrives by webhook."
+
+
+def s2s_customer_phone_check(data: dict) -> None:
+    """Step 1's last check. An acquirer that requires the customer's mobile (Cashfree's create
+    order: customer_details.customer_phone, ten digits) has no page to ask the customer on in
+    S2S, and the gateway does not invent one (docs/upstream-compat.md): a customerPhone that
+    does not read as ten digits (separators, +91 and a leading 0 are taken off, as the acquirer
+    is sent it) is a VALIDATION_ERROR naming the field, before the checksum is used and before
+    any call. With an acquirer that needs none (the sandbox), any phone the interface allows
+    goes on."""
+    if get_acquirer().requires_customer_phone and not mobile_digits(data.get("customerPhone") or ""):
+        raise ValidationError("must be the customer's 10-digit mobile number (+91 or a leading 0 may be "
+                              "added): the payment processor requires it", field="customerPhone")
 
 
 def s2s_request_check(*, merchant: Merchant, data: dict, body: dict) -> dict:
@@ -96,6 +113,7 @@ def s2s_payment_submit(*, merchant: Merchant, data: dict, body: dict,
     validated fields of `body`): steps 2 to 9. Creates the payment at most once per idempotency
     key and returns the HTTP status and response body (replayed=True when it is the stored
     response of an earlier request). Raises GatewayError."""
+    s2s_customer_phone_check(data)
     data = s2s_request_check(merchant=merchant, data=data, body=body)
 
     def first_use() -> None:

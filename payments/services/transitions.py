@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from gateway.platform.methods import ensure_method_takes
 from payments.acquirer.base import CALL_TIME_LIMIT
+from payments.services.acquirer_methods import acquirer_methods
 from payments.locks import lock_payment, lock_payments_due_for_expiry
 from payments.models import Payment, PaymentEvent
 from payments.payloads import EVENT_TYPES, webhook_payload
@@ -62,7 +63,7 @@ def payment_mark_processing(*, payment_id: int, payment_mode: str, detail: dict 
         detail = {**(detail or {}), "attempt": payment.attempt + 1}
 
     def offered(locked: Payment) -> None:
-        ensure_method_takes(locked.merchant.payment_methods, payment_mode, locked.amount)
+        ensure_method_takes(locked.merchant.payment_methods, payment_mode, locked.amount, carried=acquirer_methods())
 
     return _transition(payment_id, S.PROCESSING, detail=detail, guard=offered, payment_mode=payment_mode, **fields)
 

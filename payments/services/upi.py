@@ -35,6 +35,7 @@ from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import (
     STATUS_QUERY_AFTER,
     acquirer_answer_record,
+    acquirer_return_url,
     status_queries_run,
 )
 from payments.services.reversals import payment_late_approval_handle
@@ -211,7 +212,7 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
 
     acquirer = get_acquirer()
     try:
-        answer = acquirer.upi_pay(payment=payment, payer_vpa=vpa)
+        answer = acquirer.upi_pay(payment=payment, payer_vpa=vpa, return_url=acquirer_return_url(payment))
     except ValueError as exc:
         # The claim stays: the payment remains PROCESSING until it expires (or the status query
         # of upi_unanswered_reconcile finds the acquirer never took it).

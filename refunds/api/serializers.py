@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from django.core.validators import RegexValidator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -20,6 +21,7 @@ TXN_ID_MAX = 50
 MERCHANT_ID_MAX = 50
 REASON_MAX = 500  # SabPaisa's limit (issue 17), and what SDK 1.0.1 checks before sending
 REFUND_ID_PATTERN = re.compile(rf"^[A-Za-z0-9_-]{{1,{REFUND_ID_MAX_LENGTH}}}$")
+REFUND_ID_MESSAGE = f"must be 1 to {REFUND_ID_MAX_LENGTH} letters, digits, underscores or hyphens"
 # The refund list's paging (SabPaisa's, issue 17): pages count from 0; a page holds 1 to 100
 # refunds, 20 when `size` is not sent (SabPaisa's docs give no default; docs/refunds.md).
 LIST_PAGE_SIZE_DEFAULT = 20
@@ -74,7 +76,8 @@ class RefundCreateSerializer(serializers.Serializer):
     refundAmount = PaiseField(required=False)
     amount = PaiseField(required=False)                                      # SDK alias
     reason = StrictCharField(max_length=REASON_MAX, required=False, allow_blank=True, allow_null=True)
-    refundId = StrictCharField(max_length=REFUND_ID_MAX_LENGTH, required=False)
+    refundId = StrictCharField(max_length=REFUND_ID_MAX_LENGTH, required=False,
+                               validators=[RegexValidator(REFUND_ID_PATTERN, message=REFUND_ID_MESSAGE)])
     timestamp = RawField(required=False, allow_null=True)
     checksum = StrictCharField(max_length=128, required=False, allow_null=True)
 

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from gateway.platform.api import GatewayAPIView
 from gateway.platform.auth import ensure_same_merchant
 from gateway.core.errors import NotFound, ValidationError
-from gateway.platform.schema import error_responses
+from gateway.platform.schema import IDEMPOTENCY_KEY, UNIX_SECONDS, bounded_integer, error_responses, text
 from gateway.core.replay import checksum_use, request_digest
 from gateway.core.signing import (
     REFUND_CREATE_CHECKSUM_NAMES,
@@ -23,6 +23,8 @@ from payments.services.idempotency import HEADER as IDEMPOTENCY_HEADER
 from payments.services.idempotency import idempotency_key_clean
 from refunds import selectors, services
 from refunds.api.serializers import (
+    LIST_PAGE_MAX,
+    LIST_PAGE_SIZE_MAX,
     RefundCreatedSerializer,
     RefundCreateSerializer,
     RefundGetQuerySerializer,
@@ -66,7 +68,7 @@ class RefundsView(GatewayAPIView):
 
     @extend_schema(
         operation_id="refund_create", summary="Create a refund", request=RefundCreateSerializer,
-        parameters=[OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
+        parameters=[OpenApiParameter(IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, OpenApiParameter.HEADER, required=False,
                                      description="retry safely: the same key and body replay the first answer")],
         responses={200: RefundCreatedSerializer, **error_responses(400, 401, 404, 409, 429)},
         description="REFUND_NOT_ALLOWED (payment not SUCCESS), REFUND_AMOUNT_EXCEEDED, IDEMPOTENCY_MISMATCH "
@@ -103,9 +105,9 @@ class RefundsView(GatewayAPIView):
 
     @extend_schema(
         operation_id="refund_list", summary="List refunds: of a transaction, or all the merchant's",
-        parameters=[OpenApiParameter("merchantId", str, required=False,
+        parameters=[OpenApiParameter("merchantId", text(50), required=False,
                                      description="without it, the merchant is the X-Merchant-Id header"),
-                    OpenApiParameter("sabpaisaTxnId", str, required=False,
+                    OpenApiParameter("sabpaisaTxnId", text(50), required=False,
                                      description="only this transaction's refunds (oldest first); transactionId "
                                                  "and txnId are aliases. Without it, every refund of the merchant, "
                                                  "newest first"),
@@ -113,11 +115,13 @@ class RefundsView(GatewayAPIView):
                     OpenApiParameter("fromDate", OpenApiTypes.DATE, required=False,
                                      description="created on or after this Asia/Kolkata day"),
                     OpenApiParameter("toDate", OpenApiTypes.DATE, required=False,
-                                     description="created on or before this Asia/Kolkata day"),
-                    OpenApiParameter("page", int, required=False, description="from 0 (default 0)"),
-                    OpenApiParameter("size", int, required=False, description="1 to 100 (default 20)"),
-                    OpenApiParameter("timestamp", int, required=False),
-                    OpenApiParameter("checksum", str, required=False,
+                                     description="created on or before this Asia/Kolkata day; not before fromDate"),
+                    OpenApiParameter("page", bounded_integer(0, LIST_PAGE_MAX), required=False,
+                                     description="from 0 (default 0)"),
+                    OpenApiParameter("size", bounded_integer(1, LIST_PAGE_SIZE_MAX), required=False,
+                                     description="1 to 100 (default 20)"),
+                    OpenApiParameter("timestamp", UNIX_SECONDS, required=False),
+                    OpenApiParameter("checksum", text(128), required=False,
                                      description="HMAC-SHA256 of merchantId|sabpaisaTxnId|timestamp (an absent "
                                                  "transaction written as an empty string), verified when sent; "
                                                  "required when the merchant requires signed requests")],
@@ -164,9 +168,9 @@ class RefundDetailView(GatewayAPIView):
 
     @extend_schema(
         operation_id="refund_get", summary="Get a refund",
-        parameters=[OpenApiParameter("merchantId", str, required=False),
-                    OpenApiParameter("timestamp", int, required=False),
-                    OpenApiParameter("checksum", str, required=False,
+        parameters=[OpenApiParameter("merchantId", text(50), required=False),
+                    OpenApiParameter("timestamp", UNIX_SECONDS, required=False),
+                    OpenApiParameter("checksum", text(128), required=False,
                                      description="HMAC-SHA256 of merchantId|refundId|timestamp, verified when sent; "
                                                  "required when the merchant requires signed requests")],
         responses={200: RefundResponseSerializer, **error_responses(400, 401, 404, 429)})

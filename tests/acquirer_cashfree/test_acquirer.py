@@ -64,7 +64,7 @@ def cashfree(prism_url):
 
 @pytest.fixture
 def acquirer(cashfree):
-    return CashfreeAcquirer(cashfree, return_url="https://pay.example.com/checkout/{payment_id}/status")
+    return CashfreeAcquirer(cashfree)
 
 
 def a_payment(**fields) -> Payment:
@@ -92,13 +92,14 @@ def sent(cashfree, method: str, path: str):
 
 def test_the_order_is_our_txn_id_and_every_create_carries_a_key_derived_from_our_ids(acquirer, cashfree):
     payment = a_payment()
-    acquirer.upi_collect(payment=payment, vpa="Asha@OkBank")
+    back = f"https://pay.example.com/checkout/{payment.payment_id}/back"
+    acquirer.upi_collect(payment=payment, vpa="Asha@OkBank", return_url=back)
     order, pay = cashfree.exchanges
     assert (order.method, order.path, pay.path) == ("POST", "/orders", "/orders/sessions")
     assert order.body["order_id"] == payment.sabpaisa_txn_id
     assert order.body["order_amount"] == 22
     assert order.body["customer_details"]["customer_phone"] == "9876543210"
-    assert order.body["order_meta"] == {"return_url": f"https://pay.example.com/checkout/{payment.payment_id}/status"}
+    assert order.body["order_meta"] == {"return_url": back}  # the service's address, passed in
     assert order.headers["x-idempotency-key"] == idempotency_key(payment.sabpaisa_txn_id, "order")
     assert pay.headers["x-idempotency-key"] == idempotency_key(payment.sabpaisa_txn_id, "upi_collect", "1",
                                                               "asha@okbank")

@@ -69,7 +69,7 @@ CALLS = {
 @pytest.mark.parametrize("call", CALLS.values(), ids=CALLS.keys())
 def test_a_call_cashfree_never_answers_is_unavailable_within_the_timeout(silent_url, call):
     acquirer = CashfreeAcquirer(CashfreeClient(base_url=silent_url, client_id="TEST1234567890",
-                                               client_secret=SECRET, timeout=TIMEOUT), return_url="")
+                                               client_secret=SECRET, timeout=TIMEOUT))
     started = time.monotonic()
     with pytest.raises(AcquirerUnavailable):
         call(acquirer, a_payment())

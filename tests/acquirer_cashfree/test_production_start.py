@@ -70,11 +70,11 @@ PROBE = """
 import json
 from django.conf import settings
 from django.test import Client
-from gateway.platform.methods import carried_methods
+from payments.services.acquirer_methods import acquirer_methods
 from payments.acquirer import get_acquirer
 response = Client().get("/api/v2/tokens/tok_doesnotexist0000000000", HTTP_HOST="pay.example.com", secure=True)
 print(json.dumps({"acquirer": get_acquirer().name, "base": settings.CASHFREE_BASE_URL,
-                  "webhook_secret": settings.CASHFREE_WEBHOOK_SECRET, "methods": sorted(carried_methods()),
+                  "webhook_secret": settings.CASHFREE_WEBHOOK_SECRET, "methods": sorted(acquirer_methods()),
                   "token_status": response.status_code, "token_error": response.json().get("errorCode")}))
 """
 

@@ -48,7 +48,7 @@ def test_every_console_action_is_audited_with_its_actor(shop, receiver, as_role,
     for kind, form in (("api-key", {"grace_hours": 1}), ("secret-key", {}), ("webhook-secret", {})):
         administrators.post(f"/admin/gateway/merchant/{shop.merchant.pk}/rotate/{kind}/", form)
         approve(shop.merchant, second_administrator)  # issue 29: the rotation waits for a second administrator
-    finance.post("/admin/payments/payment/settlement-export/",
+    finance.post("/admin/console/settlement-export/",
                  {"merchant": "SHOP", "date": timezone.localdate().isoformat()})
     newcomer = User.objects.create_user("newcomer", is_staff=True)
     admin_client.post(f"/admin/auth/user/{newcomer.pk}/change/", {

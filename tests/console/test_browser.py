@@ -117,7 +117,7 @@ def test_the_dashboard_in_a_browser(chromium, live_server, busy_day):
 
 def test_finance_previews_and_downloads_a_settlement(chromium, live_server, busy_day):
     page = signed_in(chromium, live_server, "finance")
-    page.goto(f"{live_server.url}/admin/payments/payment/settlement-export/")
+    page.goto(f"{live_server.url}/admin/console/settlement-export/")
     page.select_option("#id_merchant", "SHOP")
     page.fill("#id_date", timezone.localdate().isoformat())
     page.click("input[value='Preview totals']")

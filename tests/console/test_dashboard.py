@@ -18,7 +18,7 @@ from webhooks.services import delivery_attempt_run
 
 pytestmark = pytest.mark.django_db
 
-URL = "/admin/payments/payment/dashboard/"
+URL = "/admin/console/dashboard/"
 
 
 @pytest.fixture

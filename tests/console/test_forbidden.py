@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_refused_admin_page_is_an_html_403_in_the_console(as_role, shop):
-    response = as_role("support").get("/admin/payments/payment/settlement-export/")
+    response = as_role("support").get("/admin/console/settlement-export/")
     assert response.status_code == 403
     assert response["Content-Type"].startswith("text/html")
     html = response.content.decode()
@@ -63,3 +63,21 @@ def test_a_missing_api_path_is_still_the_envelope(client):
     response = client.get("/api/v2/no-such-thing")
     assert response.status_code == 404 and response["Content-Type"].startswith("application/json")
     assert response.json()["errorCode"] == "NOT_FOUND"
+
+
+def test_every_refusal_is_worded_once_naming_the_permission_and_its_roles(db):
+    """One wording, gateway.platform.roles.permission_require, for every page and action that
+    refuses: what was refused, the permission and the roles that hold it."""
+    from pathlib import Path
+
+    from gateway.platform.roles import permission_require
+    from tests.support.factories import staff_in
+
+    root = Path(__file__).resolve().parents[2]
+    wordings = [str(path.relative_to(root)) for folder in ("gateway", "payments", "refunds", "tokens", "webhooks")
+                for path in (root / folder).rglob("*.py") if "needs the permission" in path.read_text()]
+    assert wordings == ["gateway/platform/roles.py"]
+    with pytest.raises(PermissionDenied) as refused:
+        permission_require(staff_in("support"), "refunds.initiate_refund", "Starting a refund")
+    assert str(refused.value) == "Starting a refund needs the permission refunds.initiate_refund (role: finance)."
+    permission_require(staff_in("finance"), "refunds.initiate_refund", "Starting a refund")  # held: no refusal

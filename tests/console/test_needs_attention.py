@@ -19,7 +19,7 @@ from webhooks.services import event_record
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-URL = "/admin/payments/payment/needs-attention/"
+URL = "/admin/console/needs-attention/"
 
 
 def late_approval(shop, *, amount: int = 50000, rrn: str = "555566667777") -> Reversal:

@@ -131,7 +131,7 @@ def add_merchant(client, world):
 
 def export(client, world):
     today = timezone.localdate()
-    response = client.post("/admin/payments/payment/settlement-export/",
+    response = client.post("/admin/console/settlement-export/",
                            {"merchant": world["merchant"].code, "date": today.isoformat()})
     return response.status_code, response.get("Content-Type", "").startswith("text/csv")
 
@@ -185,7 +185,7 @@ def test_each_role_can_do_exactly_its_actions(world, role, action):
 
 
 @pytest.mark.parametrize("role", ROLES)
-@pytest.mark.parametrize("page", ["/admin/", "/admin/payments/payment/", "/admin/payments/payment/dashboard/",
+@pytest.mark.parametrize("page", ["/admin/", "/admin/payments/payment/", "/admin/console/dashboard/",
                                   "/admin/refunds/refund/", "/admin/webhooks/webhookdelivery/",
                                   "/admin/webhooks/webhookevent/", "/admin/tokens/token/",
                                   "/admin/gateway/merchant/", "/admin/gateway/auditrecord/"])
@@ -220,7 +220,7 @@ def test_staff_in_no_group_see_nothing(world, as_role):
     nobody = as_role(None)
     assert nobody.get("/admin/payments/payment/").status_code == 403
     assert nobody.get(f"/admin/payments/payment/{world['payment'].pk}/change/").status_code == 403
-    assert nobody.get("/admin/payments/payment/dashboard/").status_code == 403
+    assert nobody.get("/admin/console/dashboard/").status_code == 403
 
 
 def test_changes_to_who_holds_a_role_are_audited(admin_client, world, django_user_model):

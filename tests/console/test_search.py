@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from gateway.console.days import today
+from gateway.console.kit.days import today
 from gateway.console.search import payment_search
 from payments.models import Payment
 from refunds.models import Refund

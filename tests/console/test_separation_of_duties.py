@@ -171,6 +171,7 @@ def refunds_with(found: list[str], shop, payment, api) -> list[int]:
 @pytest.mark.parametrize("account", list(ACCOUNTS))
 def test_no_single_staff_account_can_both_obtain_a_merchants_secret_and_move_its_money(account, api):
     shop = make_merchant(code="SODSHOP")
+    Merchant.objects.filter(pk=shop.merchant.pk).update(signed_requests_required=True)
     payment = make_success_payment(shop, amount=50_000)
     attempt = Attempt(ACCOUNTS[account]())
 
@@ -185,6 +186,7 @@ def test_no_single_staff_account_can_both_obtain_a_merchants_secret_and_move_its
     for value in (shop.api_key, shop.secret_key, shop.webhook_secret, merchant.secret_key, merchant.webhook_secret):
         assert value not in attempt.text
     assert found == []
+    assert merchant.signed_requests_required is True  # not switched off by one account either
     obtained = bool(found)
 
     # Moving money: the accounts that hold the refund permission do refund in the console.
@@ -256,3 +258,30 @@ def test_an_account_the_requester_made_cannot_approve_their_request():
     assert refused.status_code == 403 and b"root-maker created or changed this account" in refused.content
     assert shop.merchant.api_keys.count() == 1
     assert Payment.objects.count() == 0
+
+
+def test_turning_signed_requests_off_waits_for_a_second_administrator():
+    """Defence in depth: the setting that keeps a key alone from moving money cannot be switched
+    off by one administrator."""
+    from gateway.platform.models import AuditRecord
+
+    shop = make_merchant(code="SODSIGN")
+    Merchant.objects.filter(pk=shop.merchant.pk).update(signed_requests_required=True)
+    page = f"/admin/gateway/merchant/{shop.merchant.pk}/change/"
+    asker, second = Client(), Client()
+    asker.force_login(staff_in("administrators", username="adm-asker"))
+    second.force_login(staff_in("administrators", username="adm-second"))
+    form = {"name": shop.merchant.name, "is_active": "on", "s2s_enabled": "on", "webhook_url": "", "rate_limit": "",
+            **INLINE}
+    assert asker.post(page, form).status_code == 302
+    assert Merchant.objects.get(pk=shop.merchant.pk).signed_requests_required is True
+    waiting = CredentialClaim.objects.get(merchant=shop.merchant, purpose="signed-requests-off")
+    approve_url = f"/admin/gateway/merchant/{shop.merchant.pk}/credentials/{waiting.claim_id}/approve/"
+    assert approve_url in asker.get(page).content.decode()
+    assert asker.post(approve_url).status_code == 403  # not by the one who asked
+    assert Merchant.objects.get(pk=shop.merchant.pk).signed_requests_required is True
+    assert second.post(approve_url).status_code == 302
+    assert Merchant.objects.get(pk=shop.merchant.pk).signed_requests_required is False
+    record = AuditRecord.objects.filter(action="merchant.update").latest("created_at")
+    assert record.actor_name == "adm-second" and record.after["requested_by"] == "adm-asker"
+    assert record.before["signed_requests_required"] is True and record.after["signed_requests_required"] is False

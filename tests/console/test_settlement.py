@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 IST = ZoneInfo("Asia/Kolkata")
 DAY = date(2025, 3, 14)
-URL = "/admin/payments/payment/settlement-export/"
+URL = "/admin/console/settlement-export/"
 
 
 def at(day: date, hour: int, minute: int = 0, second: int = 0) -> datetime:

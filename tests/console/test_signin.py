@@ -148,6 +148,12 @@ def test_staff_with_an_authenticator_must_give_its_code():
     assert not signed_in(wrong)
     assert AuditRecord.objects.filter(action="console.sign_in_failed", actor_name="sup-otp").count() == 2
     # After a wrong code django-otp refuses codes for a while (doubling with each failure)...
+    # (the while is made long, so a slow machine's password check cannot outlast it: no timing here)
+    from django.utils import timezone
+
+    assert TOTPDevice.objects.get(pk=device.pk).throttling_failure_count == 1
+    TOTPDevice.objects.filter(pk=device.pk).update(throttling_failure_timestamp=timezone.now(),
+                                                   throttling_failure_count=8)
     throttled = sign_in(Client(), "sup-otp", code=code_of(device))
     assert throttled.status_code == 200 and b"temporarily disabled" in throttled.content
     device.refresh_from_db()

@@ -142,6 +142,13 @@ def test_every_state_of_the_checkout_keeps_its_policy(watched, api, merchant_sit
     _submit(page, "WALLET")
     page.locator("[data-decision]").first.wait_for()
     clean("the sandbox wallet")
+    _open(page, _session(api, shop, merchant_site, language=language))
+    page.click("[data-action=cancel]")
+    page.locator("[data-action=cancel-confirm]").wait_for()
+    clean("the cancel question")
+    page.click("[data-action=cancel-confirm]")
+    page.locator("[data-payment-status=FAILED]").wait_for()
+    clean("result: cancelled")
     page.goto(f"{site}/checkout/pay_nothing?clientSecret=wrong")
     clean("error page")
 

@@ -16,7 +16,9 @@ case is then fixed up, with choices Hypothesis draws, so that most reach past au
   and VALIDATION_ERROR are exercised as well.
 
 Checks: no 5xx, every status documented, the documented content type, every body matching its
-documented schema. Both generation modes run (positive: what the schema allows; negative: what
+documented schema, and (positive cases) no request the document allows refused with
+VALIDATION_ERROR (schemathesis' "positive data acceptance", issue 29; values a JSON Schema
+cannot state are drawn valid first: `_unstatable`). Both generation modes run (positive: what the schema allows; negative: what
 it forbids, malformed JSON included).
 
 Bounded for `scripts/test` (FUZZ_EXAMPLES per operation, derandomized, so a CI failure
@@ -42,6 +44,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from gateway.core.fields import CONTROL
 from gateway.core.signing import compute_checksum
 from gateway.wsgi import application
 from payments.cards import CardInput
@@ -58,7 +61,34 @@ FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
 FUZZ_DERANDOMIZE = os.environ.get("FUZZ_DERANDOMIZE", "1") != "0"
 FUZZ_REPORT = os.environ.get("FUZZ_REPORT") == "1"
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+
+
+class SchemaValidRefused(AssertionError):
+    """A request the document allows was refused with VALIDATION_ERROR."""
+
+
+def positive_data_not_refused(ctx, response, case):
+    """Schemathesis' "positive data acceptance", as this API says it: a request valid under the
+    published document is never refused with VALIDATION_ERROR (merchants generate clients from
+    the document, so what it allows must be what the validators take). Other refusals stay
+    possible: a wrong key or signature, a resource that does not exist, a state that forbids
+    the operation."""
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive or response.status_code != 400:
+        return None
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    if isinstance(body, dict) and body.get("errorCode") == "VALIDATION_ERROR":
+        raise SchemaValidRefused(f"{case.method.upper()} {case.path}: a request valid under the document was "
+                                 f"refused: {body.get('errorMessage')}; the request: {case.body!r:.300}, "
+                                 f"{case.query!r:.200}")
+    return None
+
+
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
+          positive_data_not_refused]
 
 CONFIG = schemathesis.Config.from_dict({
     # Never the same request twice within an operation's budget.
@@ -73,6 +103,7 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/", application, config=CONF
 
 RETURN_URL = "http://merchant.test/return"
 TEST_VPAS = ["success@sandbox", "failure@sandbox", "timeout@sandbox"]
+PUBLIC_WEBHOOK_URL = "http://93.184.215.14/fuzz-hook"  # a public address, as a literal: nothing resolves here
 
 
 @dataclass
@@ -161,6 +192,7 @@ def _real_ids(case, draw, world: World) -> None:
     elif op == ("POST", "/api/v2/refunds") and body is not None:
         body["sabpaisaTxnId"] = world.paid_txn_id
         body.pop("transactionId", None)
+        body.pop("txnId", None)
     elif op == ("GET", "/api/v2/refunds") and query is not None:
         query["sabpaisaTxnId"] = world.paid_txn_id
         query.pop("transactionId", None)
@@ -174,6 +206,41 @@ def _real_ids(case, draw, world: World) -> None:
             body["consent"].update(consentGiven=True, consentTimestamp=int(time.time()))
     elif op == ("POST", "/sandbox/upi/pay") and body is not None:
         body["upiUri"] = draw(st.sampled_from(world.upi_links), label="upiUri")
+        body["payerVpa"] = draw(st.sampled_from(TEST_VPAS), label="payerVpa")
+
+
+def _unstatable(case, draw, world: World) -> None:
+    """Values the document cannot state, drawn valid in every case it allows (it says them in
+    words): what the clock says (a consent's time), the order of two values (toDate not before
+    fromDate; two names of one value equal), the names of a metadata object's keys (OpenAPI
+    3.0 has no propertyNames, and 3.1's JSON Schema would count 100.0 an integer, which the API
+    refuses where paise belong), and which payments exist and may be paid now (a UPI link of
+    an open payment nobody pays yet, a test VPA)."""
+    body = case.body if isinstance(case.body, dict) else None
+    query = case.query if isinstance(case.query, dict) else None
+    op = (case.method.upper(), case.path)
+    if op in (("POST", "/api/v2/payments"), ("POST", "/api/v2/payments/s2s")) and body is not None:
+        if isinstance(body.get("metadata"), dict):  # its keys: OpenAPI 3.0 has no propertyNames
+            body["metadata"] = {key: value for key, value in body["metadata"].items()
+                                if 1 <= len(key) <= 40 and not CONTROL.search(key)}
+        if body.get("webhookUrl"):  # a host that resolves, to a public address (no DNS here)
+            body["webhookUrl"] = PUBLIC_WEBHOOK_URL
+        if body.get("tokenId") is not None:  # a token of the merchant's
+            body["tokenId"] = world.token_id
+    elif op == ("GET", "/api/v2/refunds") and query is not None:
+        if query.get("fromDate") and query.get("toDate") and str(query["toDate"]) < str(query["fromDate"]):
+            query["fromDate"], query["toDate"] = query["toDate"], query["fromDate"]
+    elif op == ("POST", "/api/v2/refunds") and body is not None:
+        names = [name for name in ("sabpaisaTxnId", "transactionId", "txnId") if name in body]
+        for name in names[1:]:
+            body[name] = body[names[0]]
+        if "refundAmount" in body and "amount" in body:
+            body["amount"] = body["refundAmount"]
+    elif op == ("POST", "/api/v2/tokens") and body is not None and isinstance(body.get("consent"), dict):
+        body["consent"]["consentTimestamp"] = int(time.time())
+    elif op == ("POST", "/sandbox/upi/pay") and body is not None:
+        fresh = _s2s_payment(world.tm.merchant, f"FUZZ-PAY-{time.monotonic_ns()}")
+        body["upiUri"] = upi_link(fresh)
         body["payerVpa"] = draw(st.sampled_from(TEST_VPAS), label="payerVpa")
 
 
@@ -235,6 +302,8 @@ def test_api(case, data, world):
     _authenticate(case, data.draw, world)
     _real_ids(case, data.draw, world)
     _sign(case, data.draw, world)
+    if case.meta is not None and case.meta.generation.mode.is_positive:
+        _unstatable(case, data.draw, world)
     response = case.call()
     _tally(case, response)
     case.validate_response(response, checks=CHECKS)

@@ -32,30 +32,43 @@ def test_defaults_follow_the_banking_rules():
     (100_000_000, ["CARD", "NB", "NEFT", "RTGS"]),
 ])
 def test_a_session_is_offered_the_methods_its_amount_fits(amount, offered):
-    assert methods.methods_for_amount({}, amount) == offered
+    assert methods.methods_for_amount({}, amount, carried=methods.CODES) == offered
 
 
 def test_a_merchants_own_limits_and_switched_off_methods_apply():
     config = {"CARD": {"enabled": False, "min": 100, "max": 100_000_000},
               "UPI": {"enabled": True, "min": 10_000, "max": 50_000}}
-    assert "CARD" not in methods.methods_for_amount(config, 20_000)
-    assert "UPI" in methods.methods_for_amount(config, 20_000)
-    assert "UPI" not in methods.methods_for_amount(config, 9_999)
+    assert "CARD" not in methods.methods_for_amount(config, 20_000, carried=methods.CODES)
+    assert "UPI" in methods.methods_for_amount(config, 20_000, carried=methods.CODES)
+    assert "UPI" not in methods.methods_for_amount(config, 9_999, carried=methods.CODES)
 
 
 def test_a_stored_limit_outside_todays_rules_is_held_to_them():
     stale = {"RTGS": {"enabled": True, "min": 100, "max": 100_000_000}}
-    assert "RTGS" not in methods.methods_for_amount(stale, 49_900)
+    assert "RTGS" not in methods.methods_for_amount(stale, 49_900, carried=methods.CODES)
 
 
 def test_no_offered_method_is_a_validation_error_naming_amount():
     only_rtgs = {code: {"enabled": code == "RTGS", "min": methods.RULES[code].default_min,
                         "max": methods.RULES[code].default_max} for code in methods.CODES}
     with pytest.raises(ValidationError) as caught:
-        methods.ensure_some_method_takes(only_rtgs, 49_900)
+        methods.ensure_some_method_takes(only_rtgs, 49_900, carried=methods.CODES)
     assert caught.value.field == "amount" and caught.value.message.startswith("amount: ")
     assert "RTGS 20000000 to 100000000" in caught.value.message
-    methods.ensure_some_method_takes(only_rtgs, 20_000_000)
+    methods.ensure_some_method_takes(only_rtgs, 20_000_000, carried=methods.CODES)
+
+
+def test_a_method_the_acquirer_does_not_carry_is_offered_to_no_one():
+    """The carried methods are an argument (the acquirer's own `methods`, passed by the caller):
+    a cash challan with an acquirer that carries none is neither offered nor accepted."""
+    carried = set(methods.CODES) - {"CHALLAN"}
+    assert "CHALLAN" in methods.methods_for_amount({}, 149_900, carried=methods.CODES)
+    assert methods.methods_for_amount({}, 149_900, carried=carried) == ["UPI", "CARD", "NB", "WALLET", "NEFT"]
+    with pytest.raises(ValidationError, match="not offered"):
+        methods.ensure_method_takes({}, "CHALLAN", 149_900, carried=carried)
+    only_challan = {code: {"enabled": code == "CHALLAN", "min": 100, "max": 19_999_999} for code in methods.CODES}
+    with pytest.raises(ValidationError, match="none is enabled"):
+        methods.ensure_some_method_takes(only_challan, 149_900, carried=carried)
 
 
 def full(**changes) -> dict:

@@ -88,3 +88,18 @@ def test_gunicorn_kills_a_worker_only_well_after_the_idempotency_wait():
     config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
     assert config["timeout"] == settings.WEB_WORKER_TIMEOUT_SECONDS
     assert config["timeout"] >= settings.IDEMPOTENCY_WAIT_SECONDS + CALL_TIME_LIMIT.total_seconds()
+
+
+def test_the_deployment_keeps_gunicorns_timeout_and_the_balancer_waits_longer():
+    """The systemd unit must not override gunicorn.conf.py's timeout with --timeout (it set 30 s,
+    the wait itself), and HAProxy must wait for an answer longer than gunicorn does."""
+    import re
+
+    from django.conf import settings
+
+    unit = (ROOT / "deploy/systemd/gateway-web.service").read_text()
+    (start,) = [line for line in unit.splitlines() if line.startswith("ExecStart=")]
+    assert "--timeout" not in start.replace("--graceful-timeout", "") and " -t " not in start
+    balancer = (ROOT / "deploy/haproxy/haproxy.cfg").read_text()
+    server = int(re.search(r"^\s*timeout server (\d+)s$", balancer, re.M).group(1))
+    assert server > settings.WEB_WORKER_TIMEOUT_SECONDS

@@ -180,3 +180,26 @@ def test_the_reversals_sweep_is_scheduled():
     entry = settings.CELERY_BEAT_SCHEDULE["reversals-pending"]
     assert entry["task"] == "payments.tasks.reversals_pending_sweep" and entry["task"] in app.tasks
 
+
+
+def test_a_reversals_status_is_written_in_one_place():
+    """Every status change of a reversal (the acquirer's answer, a person's settlement) goes
+    through payments.services.reversal_sending.reversal_status_set, which checks the table and
+    tells the payment's story: no other function of payments assigns `status` on a reversal."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    writers = set()
+    for path in (root / "payments").rglob("*.py"):
+        for function in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                targets = node.targets if isinstance(node, ast.Assign) else []
+                for target in targets:
+                    for leaf in (target.elts if isinstance(target, ast.Tuple) else [target]):
+                        if (isinstance(leaf, ast.Attribute) and leaf.attr == "status"
+                                and isinstance(leaf.value, ast.Name) and "reversal" in leaf.value.id):
+                            writers.add(f"{path.relative_to(root)}:{function.name}")
+    assert writers == {"payments/services/reversal_sending.py:reversal_status_set"}, writers

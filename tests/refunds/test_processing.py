@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from payments.models import Payment
-from refunds import selectors
+from refunds import selectors, submission
 from refunds.models import Refund
 from refunds.services import refund_create, refund_mark_failed, refund_mark_processed, refunds_pending_process
 from refunds.state import InvalidRefundTransition
@@ -144,7 +144,15 @@ def test_a_refund_held_by_another_worker_is_left_alone(merchant):
 
 
 def test_processing_an_unknown_refund_is_a_no_op(merchant):
+    """Nothing to submit: nothing is asked of the bank and nothing is written, to that refund
+    id or any other."""
+    refund = _refund(merchant, make_success_payment(merchant), 1_000)
+    assert submission.refund_submit(refund_pk=987_654_321) is None
     refund_process(987_654_321)
+    refund.refresh_from_db()
+    assert (refund.status, refund.bank_attempts, refund.claimed_until) == ("INITIATED", 0, None)
+    assert [event.kind for event in refund.events.all()] == ["status"]
+    assert not WebhookEvent.objects.filter(event_type__startswith="refund.").exists()
 
 
 def test_final_refunds_follow_the_transition_table(merchant):

@@ -63,6 +63,7 @@ from gateway.platform.methods import methods_for_amount
 from payments.cards import CardInput
 from payments.models import Payment, PaymentEvent
 from payments.services import hosted
+from payments.services.acquirer_methods import acquirer_methods
 from payments.services.expiry import payments_expire_due
 from payments.services.s2s import s2s_payment_create
 from payments.services.transitions import payment_expire
@@ -362,7 +363,7 @@ class PaymentsAndRefunds(RuleBasedStateMachine):
             # does not fit (RTGS below Rs 2 lakh: gateway.platform.methods) is refused and changes nothing.
             if model.status != S.PENDING:
                 expected = Expected(InvalidTransition, model.status)
-            elif mode not in methods_for_amount({}, model.amount):
+            elif mode not in methods_for_amount({}, model.amount, carried=acquirer_methods()):
                 expected = Expected(ValidationError, S.PENDING)
             else:
                 expected = Expected(None, S.PROCESSING, {"mode": mode, "overdue": False})

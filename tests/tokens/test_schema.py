@@ -34,7 +34,9 @@ def test_the_creation_bodies_are_the_interfaces(schema):
     assert set(request["required"]) == {"paymentId", "consent"}
     consent = components[request["properties"]["consent"]["$ref"].rsplit("/", 1)[1]]
     assert set(consent["properties"]) == {"consentGiven", "consentTimestamp", "consentText"}
-    assert consent["properties"]["consentGiven"]["type"] == "boolean"
+    # consentGiven must be true (issue 29): the document says so, an enum of the one value.
+    given = components[consent["properties"]["consentGiven"]["allOf"][0]["$ref"].rsplit("/", 1)[1]]
+    assert given == {"type": "boolean", "enum": [True]}
     assert consent["properties"]["consentTimestamp"]["type"] == "integer"
     ok = schema["paths"]["/api/v2/tokens"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]
     response = components[ok["$ref"].rsplit("/", 1)[1]]

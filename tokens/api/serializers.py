@@ -9,7 +9,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from gateway.core.fields import StrictCharField
+from django.core.validators import RegexValidator
+
+from gateway.core.fields import NOT_BLANK_TEXT, StrictCharField
 from tokens.services import CONSENT_TEXT_MAX
 
 
@@ -26,7 +28,13 @@ class StrictBooleanField(serializers.Field):
         return value
 
 
-@extend_schema_field(OpenApiTypes.INT)
+@extend_schema_field({"type": "boolean", "enum": [True]})
+class ConsentGivenField(StrictBooleanField):
+    """Consent is given or there is no token: only `true` is accepted (the document says so with
+    an enum of one value, OpenAPI 3.0's `const`). false is refused by the service."""
+
+
+@extend_schema_field({"type": "integer", "minimum": 0, "maximum": 10**11 - 1})
 class UnixSecondsField(serializers.Field):
     """A JSON integer of Unix seconds (not a string, a fraction or a boolean)."""
 
@@ -42,12 +50,13 @@ class UnixSecondsField(serializers.Field):
 
 
 class ConsentSerializer(serializers.Serializer):
-    consentGiven = StrictBooleanField(help_text="must be true")
+    consentGiven = ConsentGivenField(help_text="must be true")
     consentTimestamp = UnixSecondsField(
         help_text="Unix seconds: when the customer consented. Not more than REQUEST_CLOCK_SKEW_SECONDS (30) ahead "
                   "of the service's clock, and not before the payment was created (less the same skew).")
     consentText = StrictCharField(max_length=CONSENT_TEXT_MAX, allow_line_breaks=True,
-                                  help_text=f"the consent text, 1 to {CONSENT_TEXT_MAX} characters")
+                                  help_text=f"the consent text, 1 to {CONSENT_TEXT_MAX} characters, not only spaces",
+                                  validators=[RegexValidator(NOT_BLANK_TEXT, message="must not be blank")])
 
     def validate_consentText(self, value):
         if not value.strip():

@@ -12,7 +12,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from gateway.platform.api import GatewayAPIView
-from gateway.platform.schema import error_responses
+from gateway.platform.schema import error_responses, text
 from tokens import selectors, services
 from tokens.api.serializers import TokenDeletedSchema, TokenSchema
 from tokens.payloads import token_body, token_deleted_body
@@ -20,7 +20,7 @@ from tokens.payloads import token_body, token_deleted_body
 TAGS = ["tokens", "beta"]
 BETA = ("Beta, staging only: in production every token endpoint answers 403 FEATURE_NOT_AVAILABLE. The "
         "contract may change before general availability. ")
-MERCHANT_HEADER = OpenApiParameter("X-Merchant-Id", str, OpenApiParameter.HEADER, required=True,
+MERCHANT_HEADER = OpenApiParameter("X-Merchant-Id", text(50), OpenApiParameter.HEADER, required=True,
                                    description="the merchant code; must be the API key's merchant")
 TOKEN_ID = OpenApiParameter("tokenId", str, OpenApiParameter.PATH, description="tok_...")
 

@@ -167,13 +167,9 @@ class CashfreeAcquirer(RealAcquirer):
     # checkout asks the customer when the session came without one (_phone refuses otherwise).
     requires_customer_phone = True
 
-    def __init__(self, client: CashfreeClient | None = None, *, return_url: str | None = None):
-        """Without arguments (get_acquirer), the account and addresses of the settings."""
+    def __init__(self, client: CashfreeClient | None = None):
+        """Without arguments (get_acquirer), the account and address of the settings."""
         self.client = client or client_from_settings(timeout=settings.CASHFREE_TIMEOUT_SECONDS)
-        # Where Cashfree sends the customer back after its pages (the checkout's return view,
-        # which asks the status query): `{payment_id}` is filled in.
-        self.return_url = (settings.GATEWAY_PUBLIC_URL + "/checkout/{payment_id}/back"
-                           if return_url is None else return_url)
 
     def supports(self, method: str) -> bool:
         return method in self.methods
@@ -183,10 +179,10 @@ class CashfreeAcquirer(RealAcquirer):
     def _key(self, payment: Payment, *parts: str) -> str:
         return idempotency_key(payment.sabpaisa_txn_id, *parts)
 
-    def _session(self, payment: Payment) -> str:
-        """The payment_session_id of the payment's Cashfree order, creating the order once."""
+    def _session(self, payment: Payment, return_url: str) -> str:
+        """The payment_session_id of the payment's Cashfree order, creating the order once, with
+        `return_url` (the service's: where Cashfree sends the customer back after its pages)."""
         order_id = payment.sabpaisa_txn_id
-        return_url = self.return_url.format(payment_id=payment.payment_id) if self.return_url else ""
         customer = _customer(payment)
 
         def create() -> cf.Order:
@@ -208,9 +204,10 @@ class CashfreeAcquirer(RealAcquirer):
             raise AcquirerError(f"Cashfree order {order_id} is for {order.amount} paise, not {payment.amount}")
         return order.payment_session_id
 
-    def _pay(self, payment: Payment, what: str, pay: Callable[[str], PayAnswer]) -> PayAnswer | AcquirerAnswer:
+    def _pay(self, payment: Payment, what: str, pay: Callable[[str], PayAnswer],
+             return_url: str = "") -> PayAnswer | AcquirerAnswer:
         """Order pay on the payment's order. A bank's refusal is returned as DECLINED."""
-        session = self._session(payment)
+        session = self._session(payment, return_url)
 
         def attempt() -> PayAnswer | None:
             try:
@@ -266,19 +263,20 @@ class CashfreeAcquirer(RealAcquirer):
                               raw={"cf_payment_id": answer.cf_payment_id, "channel": answer.channel,
                                    "registered": payment.sabpaisa_txn_id, "upi_link": link})
 
-    def upi_collect(self, *, payment: Payment, vpa: str) -> AcquirerAnswer:
-        return self._collect(payment, vpa, "upi_collect")
+    def upi_collect(self, *, payment: Payment, vpa: str, return_url: str = "") -> AcquirerAnswer:
+        return self._collect(payment, vpa, "upi_collect", return_url)
 
-    def upi_pay(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+    def upi_pay(self, *, payment: Payment, payer_vpa: str, return_url: str = "") -> AcquirerAnswer:
         # A real payer's app pays Cashfree's own link; the gateway is told by webhook or the
         # status query. Asked to take a payment from a VPA, the gateway sends a collect
         # request to it: the payer approves it in the same app.
-        return self._collect(payment, payer_vpa, "upi_pay")
+        return self._collect(payment, payer_vpa, "upi_pay", return_url)
 
-    def _collect(self, payment: Payment, vpa: str, step: str) -> AcquirerAnswer:
+    def _collect(self, payment: Payment, vpa: str, step: str, return_url: str) -> AcquirerAnswer:
         vpa = vpa.strip().lower()
         answer = self._pay(payment, "upi collect", lambda session: self.client.pay_upi_collect(
-            payment_session_id=session, vpa=vpa, idempotency_key=self._key(payment, step, _attempt(payment), vpa)))
+            payment_session_id=session, vpa=vpa, idempotency_key=self._key(payment, step, _attempt(payment), vpa)),
+            return_url)
         if isinstance(answer, AcquirerAnswer):
             return answer
         return AcquirerAnswer(Outcome.PENDING, raw={"cf_payment_id": answer.cf_payment_id, "channel": answer.channel,
@@ -303,13 +301,13 @@ class CashfreeAcquirer(RealAcquirer):
     # -- cards --------------------------------------------------------------------------------
 
     @sensitive_variables("card")
-    def card_authorize(self, *, payment: Payment, card: CardInput) -> AcquirerAnswer:
+    def card_authorize(self, *, payment: Payment, card: CardInput, return_url: str = "") -> AcquirerAnswer:
         """Order pay by card: Cashfree answers with the issuer's 3-D Secure page (`link`). The
         challenge id (`reference`) is Cashfree's cf_payment_id, which card_verify_otp asks
         Cashfree about once the customer is back."""
         answer = self._pay(payment, "card pay", lambda session: self.client.pay_card(
             payment_session_id=session, card=card, idempotency_key=self._key(payment, "card", _attempt(payment)),
-            holder_name=_within(payment.customer_name.strip(), 3, 100)))
+            holder_name=_within(payment.customer_name.strip(), 3, 100)), return_url)
         if isinstance(answer, AcquirerAnswer):
             return answer
         if not answer.cf_payment_id or not answer.url:
@@ -328,7 +326,7 @@ class CashfreeAcquirer(RealAcquirer):
 
     # -- net banking, wallets, transfers ------------------------------------------------------
 
-    def bank_redirect(self, *, payment: Payment, mode: str, bank_code: str) -> AcquirerAnswer:
+    def bank_redirect(self, *, payment: Payment, mode: str, bank_code: str, return_url: str = "") -> AcquirerAnswer:
         """Net banking (NB) or wallet (WALLET): order pay, answering PENDING with the bank's or
         wallet's page (`link`) to send the customer to; it comes back to the checkout's return
         view, where bank_authorize's status query (call_status) decides."""
@@ -346,7 +344,7 @@ class CashfreeAcquirer(RealAcquirer):
             phone = _phone(payment)
             pay = lambda session: self.client.pay_wallet(payment_session_id=session, provider=provider,  # noqa: E731
                                                          phone=phone, idempotency_key=key)
-        answer = self._pay(payment, "bank pay", pay)
+        answer = self._pay(payment, "bank pay", pay, return_url)
         if isinstance(answer, AcquirerAnswer):
             return answer
         return AcquirerAnswer(Outcome.PENDING, link=answer.url,
@@ -364,7 +362,7 @@ class CashfreeAcquirer(RealAcquirer):
                                       raw={"bank": bank_code, "result": "declined"})
             raise
 
-    def transfer_details(self, *, payment: Payment) -> TransferAccount:
+    def transfer_details(self, *, payment: Payment, return_url: str = "") -> TransferAccount:
         """NEFT / RTGS: order pay by bank transfer; Cashfree answers with the account the
         customer transfers to (`payload`). Asked again for the same attempt, the same
         idempotency key answers the same account. The description leaves that payload untyped
@@ -372,7 +370,8 @@ class CashfreeAcquirer(RealAcquirer):
         or without the `banktransfer_` prefix of its payment entity, and an answer without
         both is an AcquirerError (the checkout fails the attempt: nothing was paid)."""
         answer = self._pay(payment, "bank transfer", lambda session: self.client.pay_bank_transfer(
-            payment_session_id=session, idempotency_key=self._key(payment, "transfer", _attempt(payment))))
+            payment_session_id=session, idempotency_key=self._key(payment, "transfer", _attempt(payment))),
+            return_url)
         if isinstance(answer, AcquirerAnswer):
             raise AcquirerRefused("Cashfree declined the bank transfer")
         payload = answer.payload if isinstance(answer.payload, dict) else {}

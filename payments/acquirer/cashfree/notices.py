@@ -10,10 +10,14 @@ What Cashfree leaves to the receiver, and how we decide (docs/going-live.md):
 - `x-webhook-timestamp` is epoch milliseconds (Cashfree's example: 1617695238078). Only
   digits are accepted; a seconds value would read as 1970 and be refused as stale.
 - Freshness window: at most MAX_AGE_SECONDS (300) old, at most MAX_AHEAD_SECONDS (30) in the
-  future (clock skew). Anything outside is refused even with a good signature, so a captured
-  delivery cannot be replayed after five minutes; within them, the inbound door (one
-  AcquirerNotice per delivered body) makes a second delivery of the same body change nothing
-  (this module has no storage).
+  future (clock skew). A delivery from the future is refused even with a good signature. An
+  older one with a good signature is Cashfree's own retry (it retries a delivery we did not
+  answer 2xx, with its first timestamp) or a captured one replayed: notice_verify takes it,
+  marked not fresh (NoticeDelivery.fresh), and the inbound door believes nothing it says
+  until Cashfree's status query confirms it (Acquirer.notice_confirm), so a retry is not lost
+  and a replay changes nothing the status query does not say. Within the window, the inbound
+  door (one AcquirerNotice per delivered body) makes a second delivery of the same body change
+  nothing (this module has no storage).
 - Comparison is constant time (hmac.compare_digest) over the bytes of the two signatures.
 
 Parsing: a payment webhook's `data.payment` is the same payment entity the status query lists,
@@ -66,9 +70,11 @@ def webhook_signature(*, secret: str, timestamp: str, raw_body: bytes) -> str:
 
 
 def verify_webhook(*, secret: str, headers: Mapping[str, str], raw_body: bytes,
-                   now: float | None = None) -> dict[str, Any]:
+                   now: float | None = None, accept_stale: bool = False) -> dict[str, Any]:
     """The delivery's JSON (amounts as Decimal) when its signature and timestamp hold;
-    WebhookVerificationError otherwise. `headers` are matched case-insensitively."""
+    WebhookVerificationError otherwise. `headers` are matched case-insensitively. With
+    `accept_stale`, a genuine delivery older than MAX_AGE_SECONDS is returned too (its signature
+    is checked first, as always); the caller must not trust what it says without asking."""
     if not secret:
         raise WebhookVerificationError("no Cashfree webhook secret is configured")
     lowered = {key.lower(): value for key, value in headers.items()}
@@ -89,7 +95,7 @@ def verify_webhook(*, secret: str, headers: Mapping[str, str], raw_body: bytes,
 
     now = time.time() if now is None else now
     sent = int(timestamp) / 1000
-    if sent < now - MAX_AGE_SECONDS:
+    if sent < now - MAX_AGE_SECONDS and not accept_stale:
         raise WebhookNotFresh(f"timestamp is more than {MAX_AGE_SECONDS} s old")
     if sent > now + MAX_AHEAD_SECONDS:
         raise WebhookNotFresh(f"timestamp is more than {MAX_AHEAD_SECONDS} s ahead")
@@ -105,10 +111,15 @@ def verify_webhook(*, secret: str, headers: Mapping[str, str], raw_body: bytes,
 
 def notice_verify(*, secret: str, headers: Mapping[str, str], raw_body: bytes,
                   now: float | None = None) -> NoticeDelivery:
-    """verify_webhook's payload with Cashfree's time of sending and its event type."""
-    payload = verify_webhook(secret=secret, headers=headers, raw_body=raw_body, now=now)
+    """verify_webhook's payload with Cashfree's time of sending and its event type; a genuine
+    delivery older than MAX_AGE_SECONDS (a retry) is returned not `fresh` (the module's
+    docstring), one from the future is refused."""
+    now = time.time() if now is None else now
+    payload = verify_webhook(secret=secret, headers=headers, raw_body=raw_body, now=now, accept_stale=True)
     timestamp = {key.lower(): value for key, value in headers.items()}[TIMESTAMP_HEADER]
-    return NoticeDelivery(payload=payload, sent_at=datetime.fromtimestamp(int(timestamp) / 1000, tz=timezone.utc),
+    sent = int(timestamp) / 1000
+    return NoticeDelivery(payload=payload, sent_at=datetime.fromtimestamp(sent, tz=timezone.utc),
+                          fresh=sent >= now - MAX_AGE_SECONDS,
                           event_type=str(payload.get("type") or "")[:60])
 
 

@@ -159,7 +159,7 @@ class SandboxAcquirer:
             raise failure(f"sandbox test amount {payment.amount} refuses to start")
         return AcquirerAnswer(Outcome.PENDING, raw={"registered": payment.sabpaisa_txn_id})
 
-    def upi_collect(self, *, payment: Payment, vpa: str) -> AcquirerAnswer:
+    def upi_collect(self, *, payment: Payment, vpa: str, return_url: str = "") -> AcquirerAnswer:
         return self.upi_pay(payment=payment, payer_vpa=vpa)
 
     def upi_status(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
@@ -170,7 +170,7 @@ class SandboxAcquirer:
             raise AcquirerRefused(f"no UPI pay request from that payer for {payment.sabpaisa_txn_id}")
         return self.upi_pay(payment=payment, payer_vpa=payer_vpa)
 
-    def upi_pay(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
+    def upi_pay(self, *, payment: Payment, payer_vpa: str, return_url: str = "") -> AcquirerAnswer:
         vpa = payer_vpa.strip().lower()
         if vpa == UPI_FAILURE_VPA:
             return AcquirerAnswer(Outcome.DECLINED, message="declined by the payer's bank (sandbox)",
@@ -186,7 +186,7 @@ class SandboxAcquirer:
                            AcquirerAnswer(Outcome.DECLINED, message="cancelled before the payer approved",
                                           raw={"result": "cancelled"}))
 
-    def card_authorize(self, *, payment: Payment, card: CardInput) -> AcquirerAnswer:
+    def card_authorize(self, *, payment: Payment, card: CardInput, return_url: str = "") -> AcquirerAnswer:
         if card.number == DECLINED_CARD:
             return AcquirerAnswer(Outcome.DECLINED, message="declined by the issuer (sandbox)",
                                   issuer="Sandbox Decline Bank", raw={"result": "declined", "last4": card.last4})
@@ -297,11 +297,11 @@ class SandboxAcquirer:
     TRANSFER_BENEFICIARY = {"name": "Gateway Collections Escrow", "bank": "Sandbox Escrow Bank",
                             "ifsc": "SBXG0000001", "branch": "Mumbai Fort", "account_prefix": "222333"}
 
-    def bank_redirect(self, *, payment: Payment, mode: str, bank_code: str) -> AcquirerAnswer:
+    def bank_redirect(self, *, payment: Payment, mode: str, bank_code: str, return_url: str = "") -> AcquirerAnswer:
         # No page of a bank's: the checkout's own sandbox bank page stands in for it.
         return AcquirerAnswer(Outcome.PENDING, raw={"bank": bank_code, "result": "the sandbox bank page"})
 
-    def transfer_details(self, *, payment: Payment) -> TransferAccount:
+    def transfer_details(self, *, payment: Payment, return_url: str = "") -> TransferAccount:
         beneficiary = self.TRANSFER_BENEFICIARY
         return TransferAccount(beneficiary=beneficiary["name"], bank=beneficiary["bank"], ifsc=beneficiary["ifsc"],
                                branch=beneficiary["branch"],

@@ -12,6 +12,7 @@ from gateway.core.ids import random_string
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import AcquirerError, Outcome
 from payments.models import Payment
+from payments.services.acquirer_answers import acquirer_return_url
 from payments.services.hosted.pages import Started, start_answer_record
 from payments.services.hosted.session import _ensure_open
 from payments.services.hosted.steps import _acquirer_no_answer, _claim, acquirer_call_release, step_answer_apply
@@ -49,7 +50,8 @@ def hosted_bank_open(*, payment: Payment, mode: str, bank_code: str) -> Started:
     customer reached the bank's page. Raises InvalidTransition when the session is not open."""
     payment = hosted_bank_start(payment=payment, mode=mode, bank_code=bank_code)
     try:
-        answer = get_acquirer().bank_redirect(payment=payment, mode=mode, bank_code=bank_code)
+        answer = get_acquirer().bank_redirect(payment=payment, mode=mode, bank_code=bank_code,
+                                              return_url=acquirer_return_url(payment))
     except AcquirerError as exc:
         return Started(_start_failed(payment, exc))
     if answer.outcome == Outcome.PENDING and not answer.link:
@@ -95,7 +97,7 @@ def transfer_details(payment: Payment) -> dict:
     """What the challan shows: where to pay (the acquirer's account for the payment,
     Acquirer.transfer_details), the reference to quote, and until when. Raises AcquirerError
     when the acquirer could not say."""
-    account = get_acquirer().transfer_details(payment=payment)
+    account = get_acquirer().transfer_details(payment=payment, return_url=acquirer_return_url(payment))
     return {
         "beneficiary": account.beneficiary,
         "bank": account.bank,
@@ -124,7 +126,7 @@ def hosted_transfer_start(*, payment: Payment, mode: str) -> Payment:
     try:
         # The account is asked for now, so an acquirer that cannot give one fails the attempt
         # here rather than leave it open for days with nowhere to pay.
-        get_acquirer().transfer_details(payment=payment)
+        get_acquirer().transfer_details(payment=payment, return_url=acquirer_return_url(payment))
     except AcquirerError as exc:
         try:
             return _start_failed(payment, exc)

@@ -13,7 +13,7 @@ from payments.acquirer.base import AcquirerAnswer, AcquirerError, Outcome
 from payments.cards import CardInput
 from payments.locks import lock_payment
 from payments.models import Payment
-from payments.services.acquirer_answers import acquirer_answer_record
+from payments.services.acquirer_answers import acquirer_answer_record, acquirer_return_url
 from payments.services.hosted.pages import Started, start_answer_record
 from payments.services.hosted.session import _ensure_open
 from payments.services.hosted.steps import _acquirer_no_answer, _claim, step_answer_apply
@@ -95,7 +95,8 @@ def hosted_card_start(*, payment: Payment, card: CardInput, save_card: bool = Fa
         elif payment.attempt > 1:
             token_services.card_consent_forget(payment_pk=payment.pk)  # an earlier attempt's card
         try:
-            answer = get_acquirer().card_authorize(payment=payment, card=card)
+            answer = get_acquirer().card_authorize(payment=payment, card=card,
+                                                   return_url=acquirer_return_url(payment))
         except AcquirerError as exc:
             return Started(_authorisation_failed(payment.pk, exc))
         start_answer_record(payment=payment, step="card_authorize", answer=answer)

@@ -24,7 +24,7 @@ class BankAcquirer(RealAcquirer, SandboxAcquirer):
 
     name = "bank"
 
-    def upi_pay(self, *, payment, payer_vpa):
+    def upi_pay(self, *, payment, payer_vpa, return_url=""):
         return AcquirerAnswer(Outcome.PENDING, raw={"vpa": payer_vpa, "result": "awaiting approval"})
 
 

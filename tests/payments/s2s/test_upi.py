@@ -203,7 +203,7 @@ def test_an_acquirer_that_cannot_take_the_payment_releases_the_payer(s2s_payment
 
     payment = s2s_payment()
 
-    def down(self, *, payment, payer_vpa):
+    def down(self, *, payment, payer_vpa, return_url=""):
         raise getattr(base, raised)("injected fault")
 
     with monkeypatch.context() as patched:

@@ -5,7 +5,7 @@ from datetime import date
 
 from django.core.management.base import BaseCommand, CommandError
 
-from gateway.console.days import today
+from gateway.console.kit.days import today
 from gateway.console.settlement import settlement_totals, settlement_write
 from gateway.platform.management.commands._actor import cli_actor
 from gateway.platform.models import Merchant

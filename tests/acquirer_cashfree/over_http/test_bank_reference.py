@@ -13,24 +13,12 @@ from payments.models import Payment
 from payments.services.upi import upi_pay, upi_unanswered_reconcile
 from refunds.models import Refund
 from refunds.services import refund_create, refund_submit
-from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401
-from tests.support.factories import make_merchant, make_payment
+from tests.support.factories import make_payment
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 S = Payment.Status
 LATER = timedelta(minutes=2)  # past the sweep's STATUS_QUERY_AFTER
-
-
-@pytest.fixture
-def shop():
-    return make_merchant(code="CFREF")
-
-
-@pytest.fixture
-def cashfree(cashfree_double, live_server):
-    cashfree_double.webhook_url = f"{live_server.url}/acquirer/cashfree/webhooks"
-    return cashfree_double
 
 
 def paying(shop) -> Payment:

@@ -15,9 +15,8 @@ from payments.acquirer.cashfree.client import CashfreeClient, Customer, idempote
 from payments.models import AcquirerNotice, Payment, PaymentEvent, Reversal
 from payments.services.transitions import payment_expire
 from refunds.models import Refund
-from tests.acquirer_cashfree.double import CLIENT_SECRET, cashfree_double  # noqa: F401
+from tests.acquirer_cashfree.double import CLIENT_SECRET
 from tests.support.factories import make_payment, make_refund
-from tests.support.factories import make_merchant
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -25,17 +24,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 S = Payment.Status
 N = AcquirerNotice.Status
 CUSTOMER = Customer(customer_id="cust_0001", phone="9876543210")
-
-
-@pytest.fixture
-def shop():
-    return make_merchant(code="CFSHOP")
-
-
-@pytest.fixture
-def cashfree(cashfree_double, live_server):
-    cashfree_double.webhook_url = f"{live_server.url}/acquirer/cashfree/webhooks"
-    return cashfree_double
 
 
 @pytest.fixture
@@ -102,12 +90,60 @@ def test_a_forged_webhook_is_refused_and_not_recorded(shop, client, cashfree):
     assert Payment.objects.get(pk=payment.pk).status == S.PROCESSING
 
 
-def test_a_stale_webhook_is_refused_even_when_genuinely_signed(shop, client, cashfree):
+def status_queries(cashfree) -> int:
+    return sum(1 for call in cashfree.calls if call.method == "GET" and call.path.endswith("/payments"))
+
+
+def late(seconds=301) -> str:
+    return str(int((time.time() - seconds) * 1000))
+
+
+def test_a_late_genuine_success_is_applied_once_the_status_query_confirms_it(shop, client, cashfree):
+    # Cashfree retries a delivery we did not take with its first timestamp: more than five
+    # minutes later it used to be refused as stale (400), and the payment waited for the sweep.
+    payment = paying(shop, client)
+    cashfree.settle_payment(payment.sabpaisa_txn_id, "SUCCESS", bank_reference="612345678901", notify=False)
+    payload = cashfree.payment_webhook(payment.sabpaisa_txn_id, cashfree.newest_payment(payment.sabpaisa_txn_id))
+    queries = status_queries(cashfree)
+    delivery = cashfree.send_webhook(payload, timestamp=late(3600))
+    assert delivery.status == 200 and delivery.answer["status"] == "APPLIED"
+    payment.refresh_from_db()
+    assert (payment.status, payment.bank_rrn) == (S.SUCCESS, "612345678901")
+    notice = AcquirerNotice.objects.get()
+    assert (notice.status, notice.payment_id) == (N.APPLIED, payment.pk)
+    assert notice.sent_at < timezone.now() - timedelta(minutes=59)  # recorded with Cashfree's own time
+    assert status_queries(cashfree) == queries + 1  # believed because Cashfree's status query said so
+
+
+def test_a_late_success_the_status_query_does_not_confirm_changes_nothing(shop, client, cashfree):
+    # A captured delivery replayed later carries a good signature too: it is news only if the
+    # status query says so. Here Cashfree's attempt is still pending.
+    payment = paying(shop, client)
+    attempt = cashfree.newest_payment(payment.sabpaisa_txn_id)
+    payload = cashfree.payment_webhook(payment.sabpaisa_txn_id, {**attempt, "payment_status": "SUCCESS",
+                                                                 "bank_reference": "699999999999"})
+    delivery = cashfree.send_webhook(payload, timestamp=late())
+    assert delivery.status == 200 and delivery.answer["status"] == "IGNORED"
+    assert Payment.objects.get(pk=payment.pk).status == S.PROCESSING
+    assert "late" in AcquirerNotice.objects.get().result
+
+
+def test_a_late_webhook_with_a_wrong_signature_is_still_refused(shop, client, cashfree):
     payment = paying(shop, client)
     cashfree.settle_payment(payment.sabpaisa_txn_id, "SUCCESS", notify=False)
     payload = cashfree.payment_webhook(payment.sabpaisa_txn_id, cashfree.newest_payment(payment.sabpaisa_txn_id))
-    stale = cashfree.send_webhook(payload, timestamp=str(int((time.time() - 301) * 1000)))
-    assert (stale.status, stale.answer["errorCode"]) == (400, "REQUEST_EXPIRED")
+    forged = cashfree.send_webhook(payload, timestamp=late(), secret="not-the-secret")
+    assert (forged.status, forged.answer["errorCode"]) == (401, "UNAUTHORIZED")
+    assert not AcquirerNotice.objects.exists()
+    assert Payment.objects.get(pk=payment.pk).status == S.PROCESSING
+
+
+def test_a_webhook_from_the_future_is_refused_even_when_genuinely_signed(shop, client, cashfree):
+    payment = paying(shop, client)
+    cashfree.settle_payment(payment.sabpaisa_txn_id, "SUCCESS", notify=False)
+    payload = cashfree.payment_webhook(payment.sabpaisa_txn_id, cashfree.newest_payment(payment.sabpaisa_txn_id))
+    ahead = cashfree.send_webhook(payload, timestamp=late(-120))
+    assert (ahead.status, ahead.answer["errorCode"]) == (400, "REQUEST_EXPIRED")
     assert not AcquirerNotice.objects.exists()
     assert Payment.objects.get(pk=payment.pk).status == S.PROCESSING
 
@@ -265,7 +301,7 @@ def test_a_delivery_arriving_while_the_first_is_applied_does_not_apply_it_twice(
     from payments.services.notices import RETAKE_AFTER
 
     payment = paying(shop, client)
-    monkeypatch.setattr(pipeline, "_apply", lambda acquirer, record, notice: None)  # the first, still applying
+    monkeypatch.setattr(pipeline, "_apply", lambda acquirer, record, notice, **_: None)  # the first, still applying
     cashfree.settle_payment(payment.sabpaisa_txn_id, "SUCCESS")
     first = cashfree.deliveries[0]
     monkeypatch.undo()

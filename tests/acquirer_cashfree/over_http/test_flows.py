@@ -19,26 +19,14 @@ from payments.services.transitions import payment_expire
 from payments.services.upi import upi_pay, upi_unanswered_reconcile
 from refunds.models import Refund
 from refunds.services import refund_create, refund_submit
-from tests.acquirer_cashfree.double import CLIENT_SECRET, cashfree_double  # noqa: F401
+from tests.acquirer_cashfree.double import CLIENT_SECRET
 from tests.support.factories import make_payment
-from tests.support.factories import make_merchant
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 S = Payment.Status
 CARD = CardInput(number="4111111111111111", expiry_month=12, expiry_year=2030, cvv="123")
-
-
-@pytest.fixture
-def shop():
-    return make_merchant(code="CFFLOW")
-
-
-@pytest.fixture
-def cashfree(cashfree_double, live_server):
-    cashfree_double.webhook_url = f"{live_server.url}/acquirer/cashfree/webhooks"
-    return cashfree_double
 
 
 def session(shop, amount=25000) -> Payment:

@@ -19,7 +19,7 @@ from django.contrib.admin.views.main import PAGE_VAR
 from django.core.paginator import Paginator
 from django.utils.functional import cached_property
 
-from gateway.console.days import day_bounds, today
+from gateway.console.kit.days import day_bounds, today
 
 # Pages counted beyond the current one; a list shows at most this many page links ahead.
 PAGES_AHEAD = 10
