@@ -174,7 +174,6 @@ def test_ids_are_escaped_into_the_path(cashfree):
     (404, CashfreeBadRequest),
     (409, CashfreeBadRequest),
     (422, CashfreeBadRequest),
-    (429, CashfreeUnavailable),
     (500, CashfreeUnavailable),
 ])
 def test_cashfree_errors_map_to_three_kinds(cashfree, status, error):
@@ -183,6 +182,17 @@ def test_cashfree_errors_map_to_three_kinds(cashfree, status, error):
         cashfree.create_order(order_id="pay_0008", amount=100, customer=CUSTOMER, idempotency_key=key())
     assert raised.value.status == status
     assert raised.value.request_id
+
+
+def test_a_429_past_the_calls_time_is_limit_reached_with_the_seconds_to_wait(cashfree):
+    """Prism's 429 says x-ratelimit-retry 4: one more try after it, then LimitReached (an
+    AcquirerUnavailable) carrying the wait and Cashfree's request id."""
+    from payments.acquirer.limits import LimitReached
+
+    cashfree.prefer = "code=429"
+    with pytest.raises(LimitReached) as raised:
+        cashfree.create_order(order_id="pay_0008", amount=100, customer=CUSTOMER, idempotency_key=key())
+    assert raised.value.retry_after >= 1 and "request id" in str(raised.value)
 
 
 def test_a_bank_failure_on_pay_is_a_decline_and_on_a_read_is_unavailability(cashfree):
