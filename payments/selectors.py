@@ -73,10 +73,49 @@ from datetime import datetime  # noqa: E402
 from django.db.models import Count, Q  # noqa: E402
 from django.db.models.functions import TruncHour  # noqa: E402
 
+import re  # noqa: E402
+
+from payments.lookups import (  # noqa: E402
+    PHONE_KEY_DIGITS,
+    email_key,
+    email_key_expression,
+    phone_key,
+    phone_key_expression,
+)
 from payments.models import Reversal  # noqa: E402
 
 # The longest merchantTxnId: a search term longer than this cannot be one.
 MERCHANT_TXN_ID_MAX_LENGTH = Payment._meta.get_field("merchant_txn_id").max_length
+
+
+# The customer's email and phone, as the console's search takes them (gateway.console.search):
+# each an exact lookup on the normalised key the payments table indexes (payments.lookups).
+PHONE = re.compile(r"\+?[0-9 ().-]+")
+
+
+def payment_contact_conditions(term: str) -> list[tuple[str, Q]]:
+    """The customer identifiers `term` can be, ("customer email" or "customer phone", its exact
+    lookup), for a queryset passed through payments_searchable."""
+    found = []
+    if "@" in term and " " not in term:
+        found.append(("customer email", Q(_email_key=email_key(term))))
+    if PHONE.fullmatch(term) and len(phone_key(term)) == PHONE_KEY_DIGITS and phone_key(term).isdigit():
+        found.append(("customer phone", Q(_phone_key=phone_key(term))))
+    return found
+
+
+def payments_searchable(queryset):
+    """`queryset` (of payments) with the keys payment_contact_conditions look up."""
+    return queryset.alias(_email_key=email_key_expression(), _phone_key=phone_key_expression())
+
+
+def payment_contact_matched(payment: Payment, term: str) -> str | None:
+    """Which of the customer's identifiers of `payment` the term is, or None."""
+    if payment.customer_email and email_key(payment.customer_email) == email_key(term):
+        return "customer email"
+    if payment.customer_phone and phone_key(payment.customer_phone) == phone_key(term):
+        return "customer phone"
+    return None
 
 
 def payment_pks_where(condition):

@@ -4,7 +4,7 @@ Staff paste whatever the caller has: the gateway's sabpaisaTxnId or paymentId, t
 merchant's order number (merchantTxnId), the bank's reference (RRN), a NEFT/RTGS/challan
 reference, the customer's email or phone, a refund's bank reference, a webhook event id.
 The term's shape says which identifiers it can be; each of those is an exact lookup on an
-index (payments.selectors, payments.lookups), joined with OR. No `icontains`: on a table of
+index (payments.selectors), joined with OR. No `icontains`: on a table of
 millions a substring search reads every row.
 """
 from __future__ import annotations
@@ -16,12 +16,10 @@ from django.db.models import Q, QuerySet
 
 from gateway.platform.models import Merchant
 from payments import selectors as payment_selectors
-from payments.lookups import PHONE_KEY_DIGITS, email_key, email_key_expression, phone_key, phone_key_expression
 from refunds import selectors as refund_selectors
 from webhooks import selectors as webhook_selectors
 
 SABPAISA_TXN_ID = re.compile(r"SP[A-Z0-9]{18}")
-PHONE = re.compile(r"\+?[0-9 ().-]+")
 # Bank, transfer and refund references: letters, digits and a few separators, no spaces.
 REFERENCE = re.compile(r"[A-Za-z0-9_/-]{4,40}")
 
@@ -48,10 +46,7 @@ def identifiers_for(term: str) -> list[Identifier]:
         # answered from indexes, and PostgreSQL would read the whole payments table.
         subjects = webhook_selectors.event_subject_ids(term)
         found.append(Identifier("webhook event id", Q(sabpaisa_txn_id__in=subjects)))
-    if "@" in term and " " not in term:
-        found.append(Identifier("customer email", Q(_email_key=email_key(term))))
-    if PHONE.fullmatch(term) and len(phone_key(term)) == PHONE_KEY_DIGITS and phone_key(term).isdigit():
-        found.append(Identifier("customer phone", Q(_phone_key=phone_key(term))))
+    found += [Identifier(name, q) for name, q in payment_selectors.payment_contact_conditions(term)]
     if REFERENCE.fullmatch(term):
         found.append(Identifier("bank reference (RRN)", Q(bank_rrn=term)))
         found.append(Identifier("transfer reference", Q(transfer_reference=upper) | Q(transfer_reference=term)))
@@ -71,8 +66,7 @@ def payment_search(queryset: QuerySet, term: str) -> tuple[QuerySet, list[Identi
     condition = Q()
     for identifier in identifiers:
         condition |= identifier.q
-    queryset = queryset.alias(_email_key=email_key_expression(), _phone_key=phone_key_expression())
-    return queryset.filter(condition), identifiers
+    return payment_selectors.payments_searchable(queryset).filter(condition), identifiers
 
 
 def refund_search(queryset: QuerySet, term: str) -> QuerySet:
@@ -115,12 +109,13 @@ def matched_by(payment, term: str) -> str:
         ("merchantTxnId", payment.merchant_txn_id == term),
         ("bank reference (RRN)", bool(payment.bank_rrn) and payment.bank_rrn == term),
         ("transfer reference", bool(payment.transfer_reference) and payment.transfer_reference in (term, term.upper())),
-        ("customer email", bool(payment.customer_email) and email_key(payment.customer_email) == email_key(term)),
-        ("customer phone", bool(payment.customer_phone) and phone_key(payment.customer_phone) == phone_key(term)),
     ]
     for name, matched in checks:
         if matched:
             return name
+    contact = payment_selectors.payment_contact_matched(payment, term)
+    if contact:
+        return contact
     if term.startswith("evt_"):
         return "webhook event id"
     return "refund bank reference"

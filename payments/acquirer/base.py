@@ -130,7 +130,7 @@ class Acquirer(Protocol):
 
     name: str
     # The hosted checkout's method codes (gateway.platform.methods.CODES) this acquirer can
-    # carry; a method outside it is offered to no merchant. Absent: every method.
+    # carry; a method outside it is offered to no merchant.
     methods: frozenset[str]
     # The net banking banks and the wallets the checkout lists (code -> display name), the
     # codes bank_redirect takes.

@@ -179,3 +179,13 @@ def test_money_refuses_what_it_cannot_convert_exactly(harness):
     for bad in (-1, 1.5):
         with pytest.raises((TypeError, ValueError)):
             acquirer.amount_to_acquirer(bad)
+
+
+def test_nothing_reads_an_acquirer_with_getattr():
+    """The protocol declares everything it is asked for (payments.acquirer.base.Acquirer)."""
+    reads = re.compile(r"getattr\(\s*(get_acquirer\(\)|acquirer\b|\w+\.acquirer\b)")
+    found = [f"{path.relative_to(ROOT)}:{number}"
+             for package in ("gateway", "payments", "refunds", "tokens", "webhooks")
+             for path in sorted((ROOT / package).rglob("*.py"))
+             for number, line in enumerate(path.read_text().splitlines(), 1) if reads.search(line)]
+    assert not found, found

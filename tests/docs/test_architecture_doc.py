@@ -207,3 +207,14 @@ def test_no_app_fills_in_a_hook_at_start_but_the_event_type_registry():
     if HOOKS_LEFT_TO_MOVE:
         expected.add("payments/acquirer/sandbox/acquirer.py:['_payer_bank']")
     assert globals_ <= expected, globals_ - expected
+
+
+def test_the_console_reads_each_app_only_through_its_selectors():
+    """"The rest are the pages that read every app, each through that app's `selectors.py`":
+    what the console imports of an app is its selectors (reads), or its services and their
+    transition errors (the few writes a page makes, such as a late approval settled by hand)."""
+    allowed = ("selectors", "services", "state")
+    wrong = sorted(f"{path.relative_to(ROOT)}: {module}"
+                   for path in (ROOT / "gateway" / "console").rglob("*.py") for module in imported_modules(path)
+                   if module.split(".")[0] in APPS and "." in module and module.split(".")[1] not in allowed)
+    assert not wrong, wrong

@@ -86,3 +86,15 @@ def test_a_hindi_customer_sees_the_failure_in_hindi_in_the_browser(checkout, sta
     failed.wait_for()
     assert "बैंक ने यह कारण बताया:" in failed.inner_text()
     assert failed.locator("q[lang=en]").inner_text() == "declined by the payer's bank (sandbox)"
+
+
+def test_every_reason_translated_whole_is_one_the_services_still_give():
+    """OWN_REASONS is keyed by the services' own words: a reworded reason there would quietly
+    fall back to 'the bank gave this reason' with English beside it."""
+    from pathlib import Path
+
+    from payments.checkout.display import OWN_REASONS
+
+    services = Path(__file__).resolve().parents[3] / "payments" / "services"
+    source = "".join(path.read_text() for path in services.rglob("*.py"))
+    assert [reason for reason in OWN_REASONS if f'"{reason}"' not in source] == []
