@@ -229,6 +229,7 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
         test_vpas=acquirer.upi_test_vpas,
         # UPI Collect (a typed UPI ID): only where the merchant's setting allows it (NPCI, 2026).
         upi_collect=payment.merchant.upi_collect_allowed,
+        phone_suffix="",  # checkout/methods/_phone.html's id suffix: "-app" in UPI's second form
         rtgs_minimum=format_inr(20_000_000),
         card_marks=marks_of(M.CARD),
         attempt_failed=failed,
