@@ -4,6 +4,7 @@ nothing this module imports imports it."""
 from celery import shared_task
 
 from refunds import submission
+from refunds.settlement_tasks import cashfree_settlements_fetch_task  # noqa: F401  (registered with the worker)
 
 
 @shared_task(name="refunds.tasks.refund_process", ignore_result=True)
