@@ -276,6 +276,38 @@ class IdempotencyRecord(models.Model):
         return f"{self.merchant_id}:{self.key}"
 
 
+class MerchantTxnClaim(models.Model):
+    """An S2S creation's hold on a merchantTxnId, taken before the acquirer is called
+    (payments.services.txn_claims): two requests with one merchantTxnId (with one idempotency
+    key, or another) call the acquirer once between them, so no order is left at the processor
+    with no payment of ours.
+
+    It carries the ids the payment will have, so that a creation whose outcome at the acquirer
+    is unknown (no answer) is retried under the same sabpaisaTxnId, and the acquirer's own
+    idempotency answers it instead of opening a second order. `lease_until` is while the
+    holder may still be calling the acquirer; a lapsed claim is taken over only while no
+    payment has the merchantTxnId. Kept IDEMPOTENCY_TTL after its lease, then deleted by the
+    beat with the idempotency records."""
+
+    # Indexed by txnclaim_unique_merchant_txn, whose first column it is.
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    merchant_txn_id = models.CharField(max_length=100)
+    sabpaisa_txn_id = models.CharField(max_length=24, default=new_txn_id)
+    payment_id = models.CharField(max_length=32, default=new_payment_id)
+    # The holder's X-Idempotency-Key ("" without one): its own retry is told to come back, any
+    # other request is a duplicate.
+    key = models.CharField(max_length=255, blank=True)
+    lease_until = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["merchant", "merchant_txn_id"], name="txnclaim_unique_merchant_txn"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.merchant_id}:{self.merchant_txn_id}"
+
+
 class SandboxAcquirerCall(models.Model):
     """The sandbox acquirer's own record of the money-moving calls it answered (an OTP checked,
     a bank's decision, a transfer credited), which its status query reads back

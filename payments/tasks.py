@@ -11,7 +11,8 @@ from payments.reversal_tasks import reversal_submit_task
 from payments.sandbox_upi.tasks import upi_sandbox_approve_task
 from payments.services.cutoff import hosted_unanswered_reconcile
 from payments.services.expiry import payments_expire_due
-from payments.services.idempotency import idempotency_records_delete_expired
+from payments.services.idempotency import IDEMPOTENCY_TTL, idempotency_records_delete_expired
+from payments.services.txn_claims import txn_claims_delete_expired
 from payments.services.hosted.pages import acquirer_pages_reconcile
 from payments.services.retention import acquirer_notices_delete_old, sandbox_calls_delete_old
 from payments.services.reversal_sending import reversals_pending_process
@@ -38,7 +39,9 @@ def payments_expire_sweep() -> int:
 
 @shared_task(name="payments.tasks.idempotency_records_cleanup", ignore_result=True)
 def idempotency_records_cleanup() -> int:
-    return idempotency_records_delete_expired()
+    # The merchantTxnId claims go with the keys: a day after their lease, a payment (or nothing)
+    # answers for the merchantTxnId.
+    return idempotency_records_delete_expired() + txn_claims_delete_expired(keep=IDEMPOTENCY_TTL)
 
 
 @shared_task(name="payments.tasks.reversals_pending_sweep", ignore_result=True)

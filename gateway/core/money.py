@@ -13,6 +13,21 @@ def rupees_str(paise: int) -> str:
     return f"{paise_to_rupees(paise):.2f}"
 
 
+def format_inr(paise: int) -> str:
+    """₹ with Indian digit grouping: 12345678 paise -> '₹1,23,456.78'."""
+    whole, fraction = rupees_str(paise).split(".")
+    if len(whole) > 3:
+        head, tail = whole[:-3], whole[-3:]
+        groups = []
+        while len(head) > 2:
+            groups.insert(0, head[-2:])
+            head = head[:-2]
+        if head:
+            groups.insert(0, head)
+        whole = ",".join(groups + [tail])
+    return f"₹{whole}.{fraction}"
+
+
 def rupees_number(paise: int) -> float:
     """For JSON fields the interface types as a number of rupees (enquiry paidAmount)."""
     return float(paise_to_rupees(paise))

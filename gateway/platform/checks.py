@@ -9,7 +9,7 @@ from django.core.checks import Error, Warning
 
 
 def check_exposure(app_configs=None, **kwargs):
-    """gateway.W011 to W016 (warnings) and gateway.E011 (an error in production)."""
+    """gateway.W011 to W015 (warnings), gateway.E011 and, in production, E016 and E017 (errors)."""
     found = []
     if settings.SECRET_KEY == settings.DEV_SECRET_KEY:
         found.append(Warning(
@@ -41,12 +41,8 @@ def check_exposure(app_configs=None, **kwargs):
             hint="Leave it off (production's default) unless staff must test against receivers on a private "
                  "network.",
             id="gateway.W014"))
-    if settings.IS_PRODUCTION and "locmem" in settings.CACHES["default"]["BACKEND"].lower():
-        found.append(Warning(
-            "REDIS_URL is unset in production: the cache is each process's own memory, so a signed refund's "
-            "checksum is remembered only by the process that took it (another web process or node accepts it "
-            "again within its 5 minutes) and rate limits count per process.",
-            hint="Set REDIS_URL to the Redis every web node shares.", id="gateway.W016"))
+    if settings.IS_PRODUCTION:
+        found.extend(production_shared_services())
     if getattr(settings, "WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE", False):
         if settings.IS_PRODUCTION:
             found.append(Error(
@@ -60,4 +56,27 @@ def check_exposure(app_configs=None, **kwargs):
                 "request may reach loopback and private addresses, so any holder of a merchant's API key can make "
                 "the workers POST into this network.",
                 hint="Turn it on only in tests that run receivers on loopback.", id="gateway.W015"))
+    return found
+
+
+def production_shared_services() -> list[Error]:
+    """What a production start needs that the quick start does without (issue 28): a database
+    and a Redis every node shares. Errors, not warnings: a start that goes on without them takes
+    payments it cannot keep straight across processes."""
+    found = []
+    if settings.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+        found.append(Error(
+            "DATABASE_URL is unset or names SQLite in production: a file on one node, which other nodes cannot "
+            "share, and which takes one write at a time, so every payment, webhook and refund of every merchant "
+            "queues behind the last.",
+            hint="Set DATABASE_URL to PostgreSQL (postgres://...), the supported database.", id="gateway.E017"))
+    if not settings.REDIS_URL or "locmem" in settings.CACHES["default"]["BACKEND"].lower() \
+            or settings.CELERY_BROKER_URL.startswith("filesystem:"):
+        found.append(Error(
+            "REDIS_URL is unset in production: the Celery broker is a folder on this node (a worker on another "
+            "node never sees its tasks: webhooks, refunds and expiries wait for a sweep or are lost with the "
+            "disk), the cache is each process's own memory, so a signed refund's checksum is remembered only by "
+            "the process that took it (another process accepts it again within its 5 minutes), and rate limits "
+            "count per process.",
+            hint="Set REDIS_URL to the Redis every web and worker node shares.", id="gateway.E016"))
     return found

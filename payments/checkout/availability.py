@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from gateway.core.money import format_inr
 from gateway.platform.methods import method_limits
 from payments.models import Payment
 from payments.services.acquirer_methods import acquirer_methods
@@ -57,8 +58,6 @@ class Availability:
 
 
 def _inr(paise: int) -> str:
-    from payments.checkout.display import format_inr  # display imports this module
-
     return format_inr(paise)
 
 

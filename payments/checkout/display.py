@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from gateway.platform.brand import accent_palette
 from gateway.core.errors import GatewayError
 from gateway.platform.models import Merchant, MerchantBrand
-from gateway.core.money import rupees_str
+from gateway.core.money import format_inr  # views import it from here too
 from payments.acquirer import get_acquirer
 from payments.checkout.availability import methods_on_page, usable_methods
 from payments.models import Payment, PaymentEvent
@@ -50,21 +50,6 @@ MARKS = {
 
 def marks_of(code: str) -> list[dict]:
     return [{"src": f"checkout/marks/{slug}.svg", "name": name} for slug, name in MARKS.get(code, [])]
-
-
-def format_inr(paise: int) -> str:
-    """₹ with Indian digit grouping: 12345678 paise -> '₹1,23,456.78'."""
-    whole, fraction = rupees_str(paise).split(".")
-    if len(whole) > 3:
-        head, tail = whole[:-3], whole[-3:]
-        groups = []
-        while len(head) > 2:
-            groups.insert(0, head[-2:])
-            head = head[:-2]
-        if head:
-            groups.insert(0, head)
-        whole = ",".join(groups + [tail])
-    return f"₹{whole}.{fraction}"
 
 
 def time_left(deadline) -> dict:

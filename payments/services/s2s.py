@@ -19,7 +19,9 @@ The order a request is decided in, each step's error code in brackets:
   7. merchantTxnId not used before by this merchant (DUPLICATE_TRANSACTION); then the checksum's
      first use (gateway.core.replay: another request with it is INVALID_SIGNATURE, the same
      request again goes on; without Redis, it goes on);
-  8. the acquirer registers the payment (PAYMENT_FAILED / SERVICE_UNAVAILABLE /
+  8. the merchantTxnId is claimed (payments.services.txn_claims: another request creating it
+     this moment is DUPLICATE_TRANSACTION, or SERVICE_UNAVAILABLE with an idempotency key), then
+     the acquirer registers the payment, once (PAYMENT_FAILED / SERVICE_UNAVAILABLE /
      PROCESSING_ERROR), with no transaction of ours open and no row locked (with a key, its
      record is in flight, committed, not locked);
   9. one statement: the payment in PROCESSING and its events (and, with a key, the stored
@@ -64,6 +66,7 @@ from payments.payloads import UDF_KEYS
 from payments.selectors import payment_txn_id_taken
 from payments.services.idempotency import Lease, LeaseLost, idempotency_run, request_fingerprint
 from payments.services.idempotency import Outcome as IdempotentOutcome
+from payments.services.txn_claims import ClaimBusy, TxnClaim, txn_claim_held, txn_claim_take
 from payments.services.upi import upi_link
 from payments.writes import KeyResponse, payment_insert_with_events
 
@@ -127,10 +130,20 @@ def s2s_payment_submit(*, merchant: Merchant, data: dict, body: dict,
         # then known before the insert (the ids are ours), so the payment, its events and the
         # stored response go to the database as one statement.
         first_use()
-        registration = s2s_payment_register(merchant=merchant, data=data)
-        response = s2s_response(registration.payment, link=registration.answer.link)
-        if not s2s_payment_record(registration, response=lease.response(CREATED, response)):
-            raise LeaseLost()
+        try:
+            claim = txn_claim_take(merchant=merchant, merchant_txn_id=data["merchantTxnId"], key=idempotency_key)
+        except ClaimBusy as busy:
+            if not busy.same_key:
+                raise DuplicateTransaction() from None
+            # The request whose lapsed lease this one took over is still calling the acquirer:
+            # a retry with the key gets what it stores.
+            raise ServiceUnavailable("a request with this X-Idempotency-Key is still being created; retry later.") \
+                from None
+        with txn_claim_held(claim):
+            registration = s2s_payment_register(merchant=merchant, data=data, claim=claim)
+            response = s2s_response(registration.payment, link=registration.answer.link)
+            if not s2s_payment_record(registration, response=lease.response(CREATED, response)):
+                raise LeaseLost()
         return CREATED, response
 
     if idempotency_key is None:
@@ -163,17 +176,24 @@ def _s2s_create(*, merchant: Merchant, data: dict, first_use=None) -> Registrati
         raise DuplicateTransaction()  # the common case, answered without troubling the acquirer
     if first_use is not None:
         first_use()
-    registration = s2s_payment_register(merchant=merchant, data=data)
-    s2s_payment_record(registration)
+    try:
+        claim = txn_claim_take(merchant=merchant, merchant_txn_id=data["merchantTxnId"])
+    except ClaimBusy:
+        raise DuplicateTransaction() from None  # another request is creating it this moment
+    with txn_claim_held(claim):
+        registration = s2s_payment_register(merchant=merchant, data=data, claim=claim)
+        s2s_payment_record(registration)
     return registration
 
 
-def s2s_payment_register(*, merchant: Merchant, data: dict) -> Registration:
-    """Step 8, writing nothing: the acquirer's acceptance (the caller has found merchantTxnId
-    unused). Call it with no transaction open. Raises PaymentFailed, ServiceUnavailable or
-    ProcessingError."""
+def s2s_payment_register(*, merchant: Merchant, data: dict, claim: TxnClaim) -> Registration:
+    """Step 8, writing nothing: the acquirer's acceptance, for the payment `claim` holds the
+    merchantTxnId and the ids of (payments.services.txn_claims). Call it with no transaction
+    open. Raises PaymentFailed, ServiceUnavailable or ProcessingError."""
     now = timezone.now()
     payment = Payment(
+        sabpaisa_txn_id=claim.sabpaisa_txn_id,
+        payment_id=claim.payment_id,
         merchant=merchant,
         flow=Payment.Flow.S2S,
         merchant_txn_id=data["merchantTxnId"],

@@ -67,6 +67,18 @@ def copy_tracked_files(to: Path) -> None:
             shutil.copy2(source, to / name)
 
 
+def empty_database(url: str, suffix: str) -> str:
+    """A fresh PostgreSQL database beside the test run's own (same server and role)."""
+    import psycopg
+
+    parts = urlsplit(url)
+    name = f"{parts.path.lstrip('/')}_{suffix}"
+    with psycopg.connect(parts._replace(path="/postgres").geturl(), autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{name}"')
+    return parts._replace(path=f"/{name}").geturl()
+
+
 def production_env(folder: Path, venv: Path, port: int) -> dict[str, str]:
     from cryptography.fernet import Fernet
 
@@ -78,8 +90,9 @@ def production_env(folder: Path, venv: Path, port: int) -> dict[str, str]:
         GATEWAY_PUBLIC_URL=f"https://127.0.0.1:{port}",
         DJANGO_SECRET_KEY="deployment-test-" + "k" * 40,
         GATEWAY_ENCRYPTION_KEYS=Fernet.generate_key().decode(),
-        # The README's minimum names PostgreSQL and Redis; the database engine does not touch
-        # translations, so the test keeps the default file database inside the copy.
+        # The README's minimum: PostgreSQL and Redis (production refuses SQLite and a missing
+        # REDIS_URL, gateway.E016 and E017); a database of the deployment's own, made empty here.
+        DATABASE_URL=empty_database(os.environ["DATABASE_URL"], "deploy"), REDIS_URL=os.environ["REDIS_URL"],
         GATEWAY_VAR_DIR=str(folder / "var"),
         GATEWAY_ACQUIRER="cashfree", CASHFREE_CLIENT_ID="deployment-test", CASHFREE_CLIENT_SECRET="deployment-test",
         TRUSTED_PROXY_COUNT="1",

@@ -4,11 +4,15 @@ system check warning naming what they allow; the tests-only setting that lets a 
 webhookUrl be private is refused in production."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from cryptography.fernet import Fernet
 from django.core import checks
 
-from tests.gateway.test_settings import REAL_FERNET, REAL_SECRET, manage_check
+from tests.gateway.test_settings import REAL_FERNET, REAL_SECRET, ROOT, manage_check
 
 
 def ids(**_):
@@ -55,10 +59,47 @@ def test_production_warns_too_when_opened_up(env, check_id):
     assert check_id in result.stderr, result.stderr
 
 
-def test_production_without_a_shared_redis_warns_that_replays_are_remembered_per_process(settings):
+def test_production_without_a_shared_redis_is_an_error_that_says_what_breaks(settings):
     settings.IS_PRODUCTION = True
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     found = ids()
-    assert "gateway.W016" in found and "per process" in found["gateway.W016"].msg
+    assert found["gateway.E016"].level == checks.ERROR
+    assert "per process" in found["gateway.E016"].msg and "broker" in found["gateway.E016"].msg
     settings.CACHES = {"default": {"BACKEND": "gateway.perf.cache.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}}
-    assert "gateway.W016" not in ids()
+    assert "gateway.E016" not in ids()
+
+
+def test_production_on_sqlite_is_an_error_naming_database_url(settings):
+    settings.IS_PRODUCTION = True
+    settings.DATABASES = {**settings.DATABASES,
+                          "default": {**settings.DATABASES["default"], "ENGINE": "django.db.backends.sqlite3"}}
+    found = ids()
+    assert found["gateway.E017"].level == checks.ERROR and "DATABASE_URL" in found["gateway.E017"].msg
+
+
+PRODUCTION = dict(GATEWAY_ENV="production", DJANGO_SECRET_KEY=REAL_SECRET, GATEWAY_ENCRYPTION_KEYS=REAL_FERNET,
+                  GATEWAY_ACQUIRER="cashfree", CASHFREE_CLIENT_ID="id", CASHFREE_CLIENT_SECRET="secret",
+                  GATEWAY_PUBLIC_URL="https://pay.example.in", DJANGO_ALLOWED_HOSTS="pay.example.in")
+
+
+def deploy_check(**env) -> subprocess.CompletedProcess:
+    """`manage.py check --deploy` as an operator runs it, with only the environment given."""
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("GATEWAY_", "DJANGO_", "DATABASE_", "REDIS_", "CASHFREE_", "CELERY_"))
+            and k != "DEFAULT_RATE_LIMIT_PER_SECOND"}
+    return subprocess.run([sys.executable, "manage.py", "check", "--deploy"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, env={**base, **env})
+
+
+def test_check_deploy_refuses_production_on_sqlite_without_redis():
+    """It passed before issue 28: a file database and a folder broker that no second node shares."""
+    result = deploy_check(**PRODUCTION)
+    assert result.returncode != 0
+    assert "gateway.E016" in result.stderr and "REDIS_URL" in result.stderr
+    assert "gateway.E017" in result.stderr and "DATABASE_URL" in result.stderr
+
+
+def test_check_deploy_passes_production_on_postgresql_with_redis():
+    result = deploy_check(**PRODUCTION, DATABASE_URL=os.environ["DATABASE_URL"], REDIS_URL=os.environ["REDIS_URL"])
+    assert result.returncode == 0, result.stderr
+    assert "gateway.E016" not in result.stderr and "gateway.E017" not in result.stderr
