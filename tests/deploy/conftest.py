@@ -12,6 +12,7 @@ import json
 import ssl
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -41,8 +42,12 @@ def cluster_redis():
 def cluster(django_db_setup, cluster_redis):
     from django.conf import settings
 
-    with Cluster(database_url_for_tests(), cluster_redis.url, env=CLUSTER_ENV,
-                 encryption_keys=",".join(settings.GATEWAY_ENCRYPTION_KEYS)) as running:
+    running = Cluster(database_url_for_tests(), cluster_redis.url, env=CLUSTER_ENV,
+                      encryption_keys=",".join(settings.GATEWAY_ENCRYPTION_KEYS))
+    # Every process's log is kept in var/deploy-last-run/ (ignored by git), to read after a failure.
+    keep = Path(__file__).resolve().parents[2] / "var" / "deploy-last-run"
+    try:
+        running.start()
         # urllib in this process trusts the balancer's certificate (and nothing else) for the session.
         default = ssl._create_default_https_context
         ssl._create_default_https_context = running.balancer.ssl_context
@@ -50,6 +55,8 @@ def cluster(django_db_setup, cluster_redis):
             yield running
         finally:
             ssl._create_default_https_context = default
+    finally:
+        running.close(keep_logs=keep)
 
 
 class _NoSettings:

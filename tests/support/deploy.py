@@ -26,6 +26,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -182,22 +183,36 @@ def unit_env(*files: str, **overrides: str) -> dict[str, str]:
     for name in ("common.env", *files):
         values.update(env_file(DEPLOY / "env" / name))
     values.update(overrides)
-    return values
+    return {k: v for k, v in values.items() if v is not None}  # None: unset, the setting's default
 
 
 class Process:
     """One process of a unit, in a session of its own, logging to a file."""
 
+    # systemd's Restart=always with RestartSec=2, as the units say: a process that exits by itself
+    # is started again (a Celery worker does, on a broker outage it cannot recover from in-process).
+    RESTART_SECONDS = 2.0
+
     def __init__(self, name: str, command: list[str], env: dict[str, str], folder: Path):
         self.name, self.command, self.env, self.folder = name, command, env, folder
         self.process: subprocess.Popen | None = None
         self.runs = 0
+        self.restarts = 0  # by the Restart=always stand-in, not by a test
+        self._wanted = False
+        self._lock = threading.RLock()
 
     @property
     def log_path(self) -> Path:
         return self.folder / f"{self.name}-{self.runs}.log"
 
     def start(self) -> Process:
+        with self._lock:
+            self._spawn()
+            self._wanted = True
+        threading.Thread(target=self._supervise, args=(self.process,), daemon=True).start()
+        return self
+
+    def _spawn(self) -> None:
         self.runs += 1
         base = {k: v for k, v in os.environ.items()
                 if not k.startswith(("DATABASE_", "REDIS_", "CELERY_", "DJANGO_", "GATEWAY_", "TEST_", "SANDBOX_",
@@ -206,7 +221,21 @@ class Process:
             self.process = subprocess.Popen(self.command, cwd=ROOT, env={**base, **self.env, "PYTHONUNBUFFERED": "1"},
                                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                             start_new_session=True)
-        return self
+
+    def _supervise(self, process: subprocess.Popen) -> None:
+        while True:
+            process.wait()
+            time.sleep(self.RESTART_SECONDS)
+            with self._lock:
+                if not self._wanted or self.process is not process:
+                    return  # stopped on purpose, or started again by a test
+                self.restarts += 1
+                self._spawn()
+                process = self.process
+
+    def all_logs(self) -> str:
+        return "".join((self.folder / f"{self.name}-{run}.log").read_text(errors="replace")
+                       for run in range(1, self.runs + 1) if (self.folder / f"{self.name}-{run}.log").exists())
 
     @property
     def running(self) -> bool:
@@ -216,10 +245,12 @@ class Process:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def stop(self, sig=signal.SIGTERM, timeout: float = 40) -> None:
-        _stop_group(self.process, sig, timeout)
-        if self.process is not None and self.process.poll() is None:
-            _stop_group(self.process, signal.SIGKILL)
-        self.process = None
+        with self._lock:
+            self._wanted = False
+            process, self.process = self.process, None
+        _stop_group(process, sig, timeout)
+        if process is not None and process.poll() is None:
+            _stop_group(process, signal.SIGKILL)
 
     def kill(self) -> None:
         self.stop(signal.SIGKILL)
@@ -311,6 +342,25 @@ class HAProxy:
         rows = [dict(zip(header, line.split(","))) for line in lines[1:] if line]
         return {row["svname"]: row["status"] for row in rows if row["pxname"] == "web" and row["svname"].startswith("web")}
 
+    def admin(self, command: str) -> str:
+        """One command on HAProxy's admin socket (what `socat stdio /run/haproxy/admin.sock` does)."""
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.settimeout(5)
+            conn.connect(str(self.folder / "admin.sock"))
+            conn.sendall(command.encode() + b"\n")
+            chunks = []
+            while chunk := conn.recv(65536):
+                chunks.append(chunk)
+        return b"".join(chunks).decode()
+
+    def sessions(self, server: str) -> int:
+        """Requests a server is serving now (scur), from HAProxy's statistics."""
+        for line in self.admin("show stat").splitlines():
+            cols = line.split(",")
+            if len(cols) > 4 and cols[0] == "web" and cols[1] == server:
+                return int(cols[4] or 0)
+        raise AssertionError(f"no server {server} in HAProxy's statistics")
+
     def stop(self) -> None:
         _stop_group(self.process, signal.SIGUSR1)  # soft stop: finish what is in flight
         self.process = None
@@ -324,7 +374,8 @@ class Cluster:
     (sandbox delays, retry schedules). Sizes are small for a shared 2-core machine: 2 gunicorn
     workers per node, Celery concurrency 2."""
 
-    def __init__(self, database_url: str, redis_url: str, *, encryption_keys: str, env: dict[str, str] | None = None,
+    def __init__(self, database_url: str, redis_url: str, *, encryption_keys: str | None = None,
+                 env: dict[str, str] | None = None,
                  web_workers: int = 2, worker_concurrency: int = 2):
         self.folder = Path(tempfile.mkdtemp(prefix="gw-cluster-"))
         os.chmod(self.folder, 0o755)
@@ -334,7 +385,8 @@ class Cluster:
         self.worker_concurrency = worker_concurrency
         self.https_port = free_port()
         # What the env files leave to the operator, filled in for loopback: staging's sandbox
-        # acquirer in place of production's, the keys the test process encrypts merchants' secrets with.
+        # acquirer in place of production's, the keys the test process encrypts merchants' secrets
+        # with (None: the development key, as a process without the variable has).
         self.overrides = {
             "GATEWAY_ENV": "staging", "GATEWAY_ACQUIRER": "sandbox", "CASHFREE_CLIENT_ID": "",
             "CASHFREE_CLIENT_SECRET": "", "GATEWAY_ENCRYPTION_KEYS": encryption_keys,
@@ -375,9 +427,22 @@ class Cluster:
     def url(self) -> str:
         return self.balancer.url
 
+    def rolling_restart(self, index: int) -> None:
+        """Restart web node `index` (0 or 1) as docs/operations.md says an upgrade does: out of the
+        balancer's pool first (maint: no new requests), its requests in flight finished, stopped
+        (SIGTERM), started, back in the pool, and UP before this returns."""
+        node, server = self.nodes[index], f"web{index + 1}"
+        self.balancer.admin(f"set server web/{server} state maint")
+        wait_until(lambda: self.balancer.sessions(server) == 0, 60, f"{server} kept its requests")
+        node.stop()
+        node.start()
+        self.balancer.admin(f"set server web/{server} state ready")
+        wait_until(lambda: self.balancer.server_states().get(server) == "UP", 60,
+                   lambda: f"{server} did not come back into the pool: {self.balancer.server_states()}")
+
     def broker_connections(self) -> list[int]:
         """How often each worker has connected to the broker so far (its log says so each time)."""
-        return [worker.log_text().count("Connected to redis") for worker in self.workers]
+        return [worker.all_logs().count("Connected to redis") for worker in self.workers]
 
     def wait_broker_reconnected(self, before: list[int]) -> None:
         wait_until(lambda: all(now > then for now, then in zip(self.broker_connections(), before)), 60,
@@ -389,12 +454,19 @@ class Cluster:
             parts.append(f"--- haproxy\n{self.balancer.log_text()[-tail:]}")
         return "\n".join(parts)
 
-    def close(self) -> None:
+    def close(self, keep_logs: Path | None = None) -> None:
+        """Stop everything; copy every log to `keep_logs` first when given (for a failed run)."""
         if self.balancer:
             self.balancer.stop()
         for process in (self.beat, *self.workers, *self.nodes):
             if process is not None:
                 process.stop(timeout=20)
+        if keep_logs is not None:
+            keep_logs.mkdir(parents=True, exist_ok=True)
+            for path in [*self.folder.glob("*.log"), *self.folder.glob("haproxy/*.log")]:
+                shutil.copy(path, keep_logs / path.name)
+            if (self.bouncer.folder / "pgbouncer.log").exists():
+                shutil.copy(self.bouncer.folder / "pgbouncer.log", keep_logs / "pgbouncer.log")
         self.bouncer.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
 

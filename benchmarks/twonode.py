@@ -1,0 +1,216 @@
+"""benchmarks/twonode: what one payment costs on the deployment recipe, for docs/operations.md's sizing.
+
+The two-node harness of the tests (tests/support/deploy.py: deploy/'s HAProxy with TLS, two web
+nodes, two workers, one beat, PgBouncer in transaction mode) on a private PostgreSQL and Redis
+(benchmarks/stack.py). A payment is what a merchant's S2S UPI payment makes the system do: the
+creation and the customer's payment through the balancer (two HTTPS requests), the approval task
+and the signed webhook to the merchant's receiver (two tasks on the workers). Payments start at a
+fixed rate for a fixed time; then the run waits for every webhook and prints, per process kind,
+the CPU seconds per payment and per 100 payments/s, memory, PgBouncer's busiest pool, and the
+creation's latency.
+
+Usage: benchmarks/twonode [--rate 10] [--seconds 30] [--web-workers 2] [--json FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+
+from benchmarks.bodies import Credentials, s2s_body
+from benchmarks.openloop import percentile
+from benchmarks.stack import PG_BIN, PYTHON, ROOT, Stack, children, cpu_seconds, rss_kib
+from tests.support.deploy import Cluster
+from tests.support.waiting import wait_until
+
+PORTS = {"pg_port": 5443, "redis_port": 6393, "web_port": 8398}
+RECEIVER_PORT = 8399
+
+
+def tree(pid: int) -> list[int]:
+    found = [pid]
+    for child in children(pid):
+        found += tree(child)
+    return found
+
+
+def cpu_of(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            total += cpu_seconds(pid)
+        except (OSError, IndexError):
+            pass
+    return total
+
+
+def rss_of(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            total += rss_kib(pid)
+        except OSError:
+            pass
+    return total
+
+
+class Run:
+    def __init__(self, args):
+        self.args = args
+        self.latencies: list[float] = []
+        self.statuses: dict = {}
+        self.lock = threading.Lock()
+
+    def groups(self) -> dict[str, list[int]]:
+        c = self.cluster
+        postmaster = int((self.stack._pg_data / "postmaster.pid").read_text().split()[0])
+        return {
+            "web (2 nodes)": [p for n in c.nodes for p in tree(n.process.pid)],
+            "worker (2)": [p for w in c.workers for p in tree(w.process.pid)],
+            "beat": tree(c.beat.process.pid),
+            "haproxy": tree(c.balancer.process.pid),
+            "pgbouncer": tree(c.bouncer.process.pid),
+            "postgresql": tree(postmaster),
+            "redis": tree(self.stack.procs["redis"].pid),
+        }
+
+    def pools(self) -> tuple[int, int, int]:
+        """(client connections active, server connections active, server connections in all) now."""
+        out = subprocess.run([str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(self.cluster.bouncer.port),
+                              "-U", "postgres", "-d", "pgbouncer", "-Atc", "SHOW POOLS"],
+                             capture_output=True, text=True, env={**os.environ, "PGPASSWORD": "postgres"})
+        for line in out.stdout.splitlines():
+            cols = line.split("|")
+            if cols[0] == "gateway":
+                cl_active, sv_active, sv_idle, sv_used = int(cols[2]), int(cols[6]), int(cols[7]), int(cols[8])
+                return cl_active, sv_active, sv_active + sv_idle + sv_used
+        return 0, 0, 0
+
+    def payment(self, i: int, scheduled: float, context: ssl.SSLContext) -> None:
+        txn = f"TN{os.getpid()}X{i:06d}"
+        host = "127.0.0.1"
+        body = json.dumps(s2s_body(self.creds, txn, int(time.time()))).encode()
+        status = None
+        try:
+            conn = http.client.HTTPSConnection(host, self.cluster.balancer.https_port, timeout=30, context=context)
+            conn.request("POST", "/api/v2/payments/s2s", body=body, headers={
+                "X-Api-Key": self.creds.api_key, "X-Merchant-Id": self.creds.code, "Content-Type": "application/json"})
+            answer = conn.getresponse()
+            status, data = answer.status, json.loads(answer.read())
+            conn.close()
+            with self.lock:
+                self.latencies.append(time.monotonic() - scheduled)
+            if status == 201:
+                conn = http.client.HTTPSConnection(host, self.cluster.balancer.https_port, timeout=30,
+                                                   context=context)
+                conn.request("POST", "/sandbox/upi/pay", body=json.dumps(
+                    {"upiUri": data["upiQrString"], "payerVpa": "success@sandbox"}).encode(),
+                    headers={"Content-Type": "application/json"})
+                status = conn.getresponse().status
+                conn.close()
+        except Exception as exc:  # noqa: BLE001 - counted, not raised
+            status = type(exc).__name__
+        with self.lock:
+            self.statuses[status] = self.statuses.get(status, 0) + 1
+
+    def delivered(self) -> int:
+        conn = http.client.HTTPConnection("127.0.0.1", RECEIVER_PORT, timeout=10)
+        conn.request("GET", "/_stats")
+        stats = json.loads(conn.getresponse().read())
+        conn.close()
+        return stats["events_acknowledged"]
+
+    def run(self) -> dict:
+        args = self.args
+        self.stack = Stack(name="twonode", **PORTS)
+        self.stack._spawn("receiver", [PYTHON, "-m", "benchmarks.receiver", "--port", str(RECEIVER_PORT)])
+        try:
+            self.stack.postgres_init()
+            self.stack.redis_start()
+            self.stack.manage("migrate", "--noinput")
+            self.creds = Credentials.from_json(json.loads(self.stack.manage(
+                "create_merchant", "--code", "TWONODE", "--name", "Two Node Stores", "--s2s", "--rate-limit",
+                "100000", "--webhook-url", f"http://127.0.0.1:{RECEIVER_PORT}/webhook")))
+            self.cluster = Cluster(self.stack.database_url, self.stack.redis_url, web_workers=args.web_workers,
+                                   worker_concurrency=args.worker_concurrency,
+                                   env={"SANDBOX_UPI_SUCCESS_DELAY_SECONDS": "1", "LOG_LEVEL": "WARNING"})
+            self.cluster.start()
+            context = self.cluster.balancer.ssl_context()
+            total = int(args.rate * args.seconds)
+            groups = self.groups()
+            before = {name: cpu_of(pids) for name, pids in groups.items()}
+            peak = [0, 0, 0]
+            stop = threading.Event()
+
+            def sample():
+                while not stop.is_set():
+                    now = self.pools()
+                    for k in range(3):
+                        peak[k] = max(peak[k], now[k])
+                    time.sleep(0.5)
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            start = time.monotonic()
+            with ThreadPoolExecutor(max_workers=64) as pool:
+                for i in range(total):
+                    scheduled = start + i / args.rate
+                    delay = scheduled - time.monotonic()
+                    if delay > 0:
+                        time.sleep(delay)
+                    pool.submit(self.payment, i, scheduled, context)
+            sent_for = time.monotonic() - start
+            wait_until(lambda: self.delivered() >= total, 300, "not every webhook arrived")
+            settled_after = time.monotonic() - start
+            stop.set()
+            groups = self.groups()  # gunicorn and Celery may have replaced a child meanwhile
+            after = {name: cpu_of(pids) for name, pids in groups.items()}
+            memory = {name: round(rss_of(pids) / 1024) for name, pids in groups.items()}
+            cpu = {name: after[name] - before.get(name, 0) for name in after}
+            result = {
+                "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "machine": f"{os.cpu_count()} cores, load average {os.getloadavg()}",
+                "rate": args.rate, "seconds": args.seconds, "payments": total,
+                "sent_for_s": round(sent_for, 1), "settled_after_s": round(settled_after, 1),
+                "answers": {str(k): v for k, v in self.statuses.items()},
+                "web_workers_per_node": args.web_workers, "worker_concurrency": args.worker_concurrency,
+                "cpu_ms_per_payment": {name: round(1000 * seconds / total, 2) for name, seconds in cpu.items()},
+                "cores_per_100_payments_s": {name: round(seconds / total * 100, 2) for name, seconds in cpu.items()},
+                "rss_mib": memory,
+                "pgbouncer_peak": {"client_active": peak[0], "server_active": peak[1], "server_open": peak[2]},
+                "creation_latency_ms": {f"p{p}": round(1000 * percentile(self.latencies, p), 1)
+                                        for p in (50, 90, 99, 100)},
+            }
+            return result
+        finally:
+            if getattr(self, "cluster", None):
+                self.cluster.close()
+            self.stack.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rate", type=float, default=10.0, help="payments started per second")
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument("--worker-concurrency", type=int, default=2)
+    parser.add_argument("--json", help="also write the result to this file")
+    args = parser.parse_args()
+    result = Run(args).run()
+    text = json.dumps(result, indent=1)
+    if args.json:
+        Path(args.json).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
