@@ -403,6 +403,21 @@ WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE = False
 # the simulator, which moves no money and is refused in production; Cashfree carries real
 # payments (docs/going-live.md).
 GATEWAY_ACQUIRER = env.str("GATEWAY_ACQUIRER", default="" if IS_PRODUCTION else _acquirers.staging_default())
+# Who collects card numbers on the hosted checkout (issue 28, docs/security.md): `processor`, the
+# processor's own fields inside our page, so the number goes from the browser to it and never
+# reaches this process (production's default); `own`, our card form, whose numbers this process
+# receives and sends on (order pay): full PCI DSS scope, so production takes it only beside the
+# operator's declaration PCI_DSS_COMPLIANT=true. Staging's default is `own`: the sandbox moves no
+# money and the contract's card inputs drive it (CONTRACT.md).
+CARD_FORM_MODES = ("processor", "own")
+CARD_FORM_MODE = env.str("CARD_FORM_MODE", default="processor" if IS_PRODUCTION else "own")
+if CARD_FORM_MODE not in CARD_FORM_MODES:
+    raise ImproperlyConfigured(f"CARD_FORM_MODE must be 'processor' or 'own', not {CARD_FORM_MODE!r}")
+PCI_DSS_COMPLIANT = env.bool("PCI_DSS_COMPLIANT", default=False)
+if IS_PRODUCTION and CARD_FORM_MODE == "own" and not PCI_DSS_COMPLIANT:
+    raise ImproperlyConfigured(
+        "CARD_FORM_MODE=own sends card numbers through this service, which only a PCI DSS compliant operator may "
+        "do: set PCI_DSS_COMPLIANT=true to declare it, or leave CARD_FORM_MODE at 'processor'")
 # Cashfree: the merchant account's API keys; webhooks are signed with the client secret unless
 # Cashfree gave a separate secret; its production or sandbox address by environment (a test
 # points it at a double).

@@ -243,3 +243,17 @@ def test_an_earlier_attempts_old_trip_to_cashfree_does_not_cut_the_current_ones_
     assert not sent(cashfree, "GET", f"/orders/{payment.sabpaisa_txn_id}/payments")
     payment.refresh_from_db()
     assert payment.status == S.PROCESSING
+
+
+def test_in_the_processor_card_mode_our_page_has_no_card_field_and_a_posted_number_goes_nowhere(
+        on_cashfree, cashfree, customer, settings):
+    """Production's default (CARD_FORM_MODE=processor) until the processor's own fields land:
+    no input of ours takes a card number, and one posted anyway is neither paid nor sent on."""
+    settings.CARD_FORM_MODE = "processor"
+    payment = customer.payment
+    methods = customer.get(page(payment)).content
+    assert b'name="card_number"' not in methods and b'data-unavailable="CARD"' in methods
+    customer.post(page(payment, "/card"), CARD_FORM)
+    assert not sent(cashfree, "POST", "/orders/sessions") and not sent(cashfree, "POST", "/orders")
+    payment.refresh_from_db()
+    assert payment.status == S.PENDING

@@ -91,7 +91,8 @@ def test_production_talks_to_cashfrees_production_address_and_keeps_tokens_unava
     assert held["base"] == "https://api.cashfree.com/pg"
     # Cashfree signs webhooks with the client secret unless it gave another.
     assert held["webhook_secret"] == CASHFREE["CASHFREE_CLIENT_SECRET"]
-    assert held["methods"] == ["CARD", "NB", "NEFT", "RTGS", "UPI", "WALLET"]
+    # Cards wait for the processor's own fields in production's default card mode (issue 28).
+    assert held["methods"] == ["NB", "NEFT", "RTGS", "UPI", "WALLET"]
     assert (held["token_status"], held["token_error"]) == (403, "FEATURE_NOT_AVAILABLE")
 
 
@@ -99,3 +100,8 @@ def test_staging_with_cashfree_talks_to_its_sandbox_and_a_separate_webhook_secre
     held = probe(**CASHFREE, CASHFREE_WEBHOOK_SECRET="whsec_separate")
     assert held["base"] == "https://sandbox.cashfree.com/pg"
     assert held["webhook_secret"] == "whsec_separate"
+
+
+def test_production_offers_our_card_form_only_with_the_pci_dss_declaration():
+    held = probe(**PRODUCTION, **CASHFREE, CARD_FORM_MODE="own", PCI_DSS_COMPLIANT="true")
+    assert held["methods"] == ["CARD", "NB", "NEFT", "RTGS", "UPI", "WALLET"]
