@@ -4,6 +4,8 @@ Every variable has an embedded default so that `scripts/quickstart` runs with no
 Python: SQLite under var/ (GATEWAY_VAR_DIR), a local-memory cache and a file-system Celery broker. Production
 (GATEWAY_ENV=production) refuses the development defaults for secrets.
 """
+import ipaddress
+import os
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -89,6 +91,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "gateway.platform.middleware.TraceIdMiddleware",
+    # Times every request by route name for /metrics (gateway.platform.metrics).
+    "gateway.platform.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # The Content-Security-Policy on every HTML page: checkout, sandbox, console, API docs.
     "gateway.platform.middleware.PagePolicyMiddleware",
@@ -185,6 +189,24 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 FORMS_URLFIELD_ASSUME_HTTPS = True
 
 REDIS_URL = env.str("REDIS_URL", default="")
+
+# Who may read /metrics (gateway.platform.metrics): a direct request from these networks, or any
+# request with `Authorization: Bearer <METRICS_TOKEN>`. The Celery worker serves its own on
+# METRICS_WORKER_PORT (unset: none), bound to METRICS_WORKER_ADDRESS.
+try:
+    METRICS_ALLOWED_IPS = [ipaddress.ip_network(n.strip(), strict=False)
+                           for n in env.list("METRICS_ALLOWED_IPS", default=["127.0.0.1/32", "::1/128"]) if n.strip()]
+except ValueError as exc:
+    raise ImproperlyConfigured(f"METRICS_ALLOWED_IPS must be comma-separated addresses or networks: {exc}") from None
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+if METRICS_TOKEN and len(METRICS_TOKEN) < 32:
+    raise ImproperlyConfigured("METRICS_TOKEN must be at least 32 characters (or unset)")
+METRICS_WORKER_PORT = env.int("METRICS_WORKER_PORT", default=0)
+if not 0 <= METRICS_WORKER_PORT <= 65535:
+    raise ImproperlyConfigured("METRICS_WORKER_PORT must be a TCP port (or 0: no worker metrics)")
+METRICS_WORKER_ADDRESS = env.str("METRICS_WORKER_ADDRESS", default="127.0.0.1")
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR") and not os.path.isdir(os.environ["PROMETHEUS_MULTIPROC_DIR"]):
+    raise ImproperlyConfigured("PROMETHEUS_MULTIPROC_DIR must be an existing folder the processes can write")
 # Redis trouble must not take payments down (gateway.core.redisguard): every Redis call a request
 # makes (cache, rate limit, publishing a task) gives up after this long, and then Redis is left
 # alone for REDIS_RETRY_AFTER_SECONDS while its users fail open.

@@ -5,12 +5,15 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from gateway.console.claims import credential_claim
 from gateway.platform import views
+from gateway.platform.metrics import metrics_view
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     # Probes: liveness (touches nothing) and readiness (the balancer's check; the database only).
     path("livez", views.livez, name="livez"),
     path("readyz", views.readyz, name="readyz"),
+    # Prometheus, closed to the public (gateway.platform.metrics says who may read it).
+    path("metrics", metrics_view, name="metrics"),
     # APPEND_SLASH is off (API paths are exact); staff typing the console's address still get there.
     path("admin", RedirectView.as_view(url="/admin/", permanent=False)),
     # The console's own pages (dashboard, Needs attention, settlement export), before the admin's.

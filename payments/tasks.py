@@ -7,6 +7,8 @@ payments.reversal_tasks (queued by payments.services.reversals) and payments.san
 """
 from celery import shared_task
 
+from gateway.core.metrics import sweep_timed
+
 from payments.reversal_tasks import reversal_submit_task
 from payments.sandbox_upi.tasks import upi_sandbox_approve_task
 from payments.services.cutoff import hosted_unanswered_reconcile
@@ -29,12 +31,13 @@ def payments_expire_sweep() -> int:
     # lost), so they end as the payer was told rather than being expired by the same sweep.
     # A final answer a killed process recorded but never acted on is acted on first: the bank's
     # decline (or approval) wins over the deadline.
-    upi_answers_follow()
-    upi_unanswered_reconcile()
-    hosted_unanswered_reconcile()
-    acquirer_pages_reconcile()
-    upi_acquirer_pending_sweep()
-    return payments_expire_due()
+    with sweep_timed("payments-expire"):
+        upi_answers_follow()
+        upi_unanswered_reconcile()
+        hosted_unanswered_reconcile()
+        acquirer_pages_reconcile()
+        upi_acquirer_pending_sweep()
+        return payments_expire_due()
 
 
 @shared_task(name="payments.tasks.idempotency_records_cleanup", ignore_result=True)
@@ -48,7 +51,8 @@ def idempotency_records_cleanup() -> int:
 def reversals_pending_sweep() -> int:
     """The beat's safety net: sends the reversals a lost message, a dead worker or an
     acquirer error left PENDING."""
-    return reversals_pending_process()
+    with sweep_timed("reversals-pending"):
+        return reversals_pending_process()
 
 
 @shared_task(name="payments.tasks.sandbox_calls_purge_task", ignore_result=True)

@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from django.db import connection
 
+from gateway.core.metrics import payments_created
 from gateway.perf import sql
 from gateway.platform.models import Merchant
 from payments.models import IdempotencyRecord, Payment, PaymentEvent
@@ -51,8 +52,13 @@ def payment_insert_with_events(payment: Payment, events: list[PaymentEvent], *,
     `response`, the same statement stores it in its idempotency record, and writes nothing
     (returning False) when the record is no longer that request's lease. Returns True when
     written. Raises IntegrityError as an INSERT would (payment_unique_merchant_txn)."""
-    return sql.insert_with_children(payment, events, link="payment",
-                                    claim=None if response is None else _claim(response))
+    written = sql.insert_with_children(payment, events, link="payment",
+                                       claim=None if response is None else _claim(response))
+    if written:
+        # Counted at once, not on commit: on the API's path this statement commits by itself, and
+        # creation queues nothing after its commit (tests/payments/hosted/test_create.py).
+        payments_created.labels(payment.flow.lower() if payment.flow else "unknown").inc()
+    return written
 
 
 def payment_events_insert(events: list[PaymentEvent]) -> None:

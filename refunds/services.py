@@ -18,6 +18,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from gateway.core.broker import tasks_publish
+from gateway.core.metrics import on_commit_inc
+from gateway.core.metrics import refunds as refunds_counted
 from gateway.core.errors import DuplicateRefund, RefundAmountExceeded, RefundNotAllowed, ValidationError
 from gateway.platform.models import Merchant
 from gateway.platform.services import audit_record
@@ -153,6 +155,7 @@ def _refund_create_locked(*, merchant: Merchant, payment_pk: int, amount: int | 
         audit_record(actor=actor, action="refund.initiate", obj=refund, merchant=merchant,
                      after={**refund_record(refund), "refundableBefore": remaining})
     _submit_on_commit(refund.pk)
+    on_commit_inc(refunds_counted.labels(S.INITIATED))
     return RefundCreated(refund, created=True)
 
 

@@ -3,6 +3,8 @@ decide what still needs the bank (refunds.submission). refunds.services queues r
 nothing this module imports imports it."""
 from celery import shared_task
 
+from gateway.core.metrics import sweep_timed
+
 from refunds import submission
 from refunds.settlement_tasks import cashfree_settlements_fetch_task  # noqa: F401  (registered with the worker)
 
@@ -17,4 +19,5 @@ def refund_process(refund_pk: int) -> None:
 @shared_task(name="refunds.tasks.refunds_pending_sweep", ignore_result=True)
 def refunds_pending_sweep() -> int:
     """The beat's safety net: submits INITIATED refunds whose processing task was lost."""
-    return submission.refunds_pending_process()
+    with sweep_timed("refunds-pending"):
+        return submission.refunds_pending_process()

@@ -8,6 +8,8 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from gateway.core import metrics
+from gateway.core.metrics import on_commit_inc
 from payments.locks import lock_payment
 from payments.models import Payment
 from payments.services.refund_totals import payment_refund_totals_move
@@ -59,6 +61,7 @@ def _transition(refund_pk: int, target: str, *, detail: dict | None, actor_name:
     for name, value in fields.items():
         setattr(refund, name, value)
     refund.save()
+    on_commit_inc(metrics.refunds.labels(target))
     refund_totals_follow(payment, refund, before=previous)
     refund_event(refund, RefundEvent.Kind.STATUS, actor_name=actor_name, from_status=previous, to_status=target,
            **(detail or {}))

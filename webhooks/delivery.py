@@ -32,6 +32,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from gateway.core import metrics
+from gateway.core.metrics import on_commit_inc
 from gateway.core.signing import webhook_signature
 from webhooks import transport, writes
 from webhooks.locks import deliveries_due_lock, deliveries_lock
@@ -175,6 +177,10 @@ def retry_delay(position: int, *, event_type: str = "") -> float | None:
 RetryQueue = Callable[[int, float], object]
 
 
+# A delivery's status after an attempt, as the metric names the attempt's outcome.
+_OUTCOMES = {"delivered": "delivered", "failed": "retry", "dead": "dead"}
+
+
 def delivery_status_set(delivery: WebhookDelivery, target: str, **fields) -> None:
     """The one way a delivery's status changes: checked against webhooks.state.TRANSITIONS,
     then set with the fields that go with it (the caller holds the row's lock and writes it)."""
@@ -225,6 +231,7 @@ def _deliveries_results_record(outcomes: list[tuple[Claim, transport.Result, str
                     transaction.on_commit(partial(retry_queue, delivery.pk, delay + 0.2))
         delivery.updated_at = now
         changed.append(delivery)
+        on_commit_inc(metrics.webhook_deliveries.labels(_OUTCOMES[delivery.status]))
     writes.attempts_results_write(attempts, changed)
     return out
 

@@ -11,6 +11,13 @@ from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery, WebhookDeliveryAtt
 D = WebhookDelivery.Status
 
 
+def deliveries_due_count(*, now, cap: int = 100_000) -> int:
+    """How many deliveries are due at `now` (pending or failed, next attempt passed), counted up
+    to `cap` so that a huge backlog costs a bounded read."""
+    return (WebhookDelivery.objects.filter(status__in=WebhookDelivery.DUE_STATUSES, next_attempt_at__lte=now)
+            .order_by()[:cap].count())
+
+
 def deliveries_dead_since(*, since):
     """Deliveries whose retries ran out, recorded since `since`, oldest first."""
     return (WebhookDelivery.objects.select_related("event", "merchant")

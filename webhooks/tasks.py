@@ -5,11 +5,14 @@ delivery rows decide what is due (webhooks.delivery).
 hand webhooks.delivery the same function for a failed attempt's soon retry. Nothing this module
 imports imports it."""
 from celery import shared_task
+from django.utils import timezone
 
 from gateway.core.broker import tasks_publish
+from gateway.core.metrics import sweep_timed, webhook_deliveries_due
 from gateway.platform.services import merchant_previous_webhook_secrets_forget
 from webhooks.delivery import BATCH_SIZE, deliveries_attempt_run, deliveries_due_process, delivery_attempt_run
 from webhooks.retention import webhook_history_delete_old
+from webhooks.selectors import deliveries_due_count
 
 
 def deliveries_queue(delivery_ids: list[int], countdown: float | None = None) -> None:
@@ -46,14 +49,18 @@ def deliveries_attempt(delivery_ids: list[int]) -> int:
 @shared_task(name="webhooks.tasks.deliveries_due_sweep", ignore_result=True)
 def deliveries_due_sweep() -> int:
     """The beat's safety net: sends whatever a lost message, a broker outage or a dead worker
-    left due."""
-    return deliveries_due_process(retry_queue=_retry_queue)
+    left due; then counts what is still due, for the backlog gauge."""
+    with sweep_timed("webhook-deliveries-due"):
+        sent = deliveries_due_process(retry_queue=_retry_queue)
+        webhook_deliveries_due.set(deliveries_due_count(now=timezone.now()))
+    return sent
 
 
 @shared_task(name="webhooks.tasks.webhook_history_purge_task", ignore_result=True)
 def webhook_history_purge_task() -> int:
     """Delete webhook history past its retention (webhooks.retention)."""
-    return webhook_history_delete_old()
+    with sweep_timed("webhook-history-purge"):
+        return webhook_history_delete_old()
 
 
 @shared_task(name="webhooks.tasks.previous_webhook_secrets_forget", ignore_result=True)

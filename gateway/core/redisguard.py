@@ -27,6 +27,8 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from gateway.core import metrics
+
 logger = logging.getLogger("gateway.redis")
 
 # What Redis (directly, or through kombu) raises when it is down or does not answer in time.
@@ -57,6 +59,7 @@ def failed(exc: BaseException, what: str) -> None:
     """Record that `what` (the cache, the broker) failed with `exc`: Redis rests a while."""
     _state.resting_until = time.monotonic() + settings.REDIS_RETRY_AFTER_SECONDS
     _state.failures += 1
+    metrics.redis_errors.labels(what).inc()
     if _state.failures == 1:
         logger.warning("Redis unreachable from the %s (%s: %s); rate limits and task publishing fail open, and "
                        "it is tried again every %ss", what, type(exc).__name__, exc, settings.REDIS_RETRY_AFTER_SECONDS)

@@ -20,6 +20,7 @@ from payments.models import Payment, PaymentEvent
 from payments.payloads import EVENT_TYPES, webhook_payload
 from payments.state import InvalidTransition, ensure_transition
 from payments.writes import payment_events_insert
+from gateway.core.metrics import on_commit_inc, payments_final
 
 S = Payment.Status
 
@@ -40,6 +41,8 @@ def _transition(payment_id: int, target: str, *, detail: dict | None = None, gua
                                 to_status=target, detail=detail or {})
     if target in Payment.FINAL_STATUSES:
         from webhooks.services import event_record
+
+        on_commit_inc(payments_final.labels(payment.payment_mode or "NONE", target))
 
         event_record(merchant=payment.merchant, event_type=EVENT_TYPES[target],
                      payload=webhook_payload(payment), subject_id=payment.sabpaisa_txn_id, url=payment.webhook_url)
@@ -209,6 +212,8 @@ def payments_expire_batch(*, now: datetime, limit: int) -> int:
     Payment.objects.filter(pk__in=[p.pk for p in payments]).update(
         status=S.EXPIRED, completed_at=completed, updated_at=completed)
     payment_events_insert(events)
+    for payment in payments:
+        on_commit_inc(payments_final.labels(payment.payment_mode or "NONE", S.EXPIRED))
     from webhooks.services import events_record
 
     events_record([(p.merchant, EVENT_TYPES[S.EXPIRED], webhook_payload(p), p.sabpaisa_txn_id) for p in payments],

@@ -47,6 +47,7 @@ from urllib.parse import quote, urlsplit
 
 from django.views.decorators.debug import sensitive_variables
 
+from gateway.core.metrics import acquirer_call_timed
 from payments.cards import CardInput
 
 from .errors import (
@@ -572,7 +573,10 @@ class CashfreeClient:
             headers["Content-Type"] = "application/json"
         started = time.monotonic()
         try:
-            status, response_headers, data = self._exchange(method, self._prefix + path, headers, payload)
+            with acquirer_call_timed("cashfree") as outcome:
+                status, response_headers, data = self._exchange(method, self._prefix + path, headers, payload)
+                outcome.append("ok" if 200 <= status < 300 else "error_5xx" if status >= 500
+                               else "rate_limited" if status == 429 else "rejected")
         except CashfreeError as exc:
             exc.request_id = exc.request_id or request_id
             raise
