@@ -408,11 +408,15 @@ class Cluster:
         self.balancer.https_port = self.https_port
         self.balancer.start()
         worker_env = unit_env("worker.env", **self.overrides, WORKER_CONCURRENCY=str(self.worker_concurrency))
+        self.worker_metrics_ports = []
         for i in (1, 2):
-            command = unit_command("gateway-worker.service", worker_env)
+            # Each worker serves its metrics on a port of its own (METRICS_WORKER_PORT, one per host in deploy/).
+            self.worker_metrics_ports.append(free_port())
+            env_i = {**worker_env, "METRICS_WORKER_PORT": str(self.worker_metrics_ports[-1])}
+            command = unit_command("gateway-worker.service", env_i)
             # Two workers on one machine need two names (systemd's %H is each node's host name).
             command = [w.replace("worker@", f"worker{i}@") for w in command]
-            self.workers.append(Process(f"worker{i}", command, worker_env, self.folder).start())
+            self.workers.append(Process(f"worker{i}", command, env_i, self.folder).start())
         beat_env = unit_env("beat.env", **self.overrides)
         self.beat = Process("beat", unit_command("gateway-beat.service", beat_env), beat_env, self.folder).start()
         for worker in self.workers:
