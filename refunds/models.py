@@ -138,3 +138,85 @@ class RefundEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.from_status}->{self.to_status}"
+
+
+class Settlement(models.Model):
+    """One payout of an acquirer into a merchant's bank account under one UTR (docs/settlements.md).
+
+    It lives in refunds, the top app, because its lines name a payment or a refund and only
+    here are both visible (docs/architecture.md). Every amount is integer paise, as the
+    acquirer stated it; whether they add up is refunds.settlements.arithmetic's question."""
+
+    acquirer = models.CharField(max_length=32)
+    # Null until the lines name our payments of one merchant (an acquirer account may serve many).
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="settlements",
+                                 null=True, blank=True)
+    processor_settlement_id = models.CharField(max_length=64)
+    utr = models.CharField(max_length=64, blank=True, default="")
+    period_start = models.DateTimeField(null=True, blank=True)
+    period_end = models.DateTimeField(null=True, blank=True)
+    gross = models.BigIntegerField(default=0)
+    fees = models.BigIntegerField(default=0)
+    tax = models.BigIntegerField(default=0)
+    adjustments = models.BigIntegerField(default=0)   # signed: credits less debits
+    refunds = models.BigIntegerField(default=0)
+    chargebacks = models.BigIntegerField(default=0)
+    net = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=32, blank=True, default="")
+    settled_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["acquirer", "processor_settlement_id"],
+                                    name="settlement_unique_processor_id"),
+            models.CheckConstraint(condition=Q(gross__gte=0, fees__gte=0, tax__gte=0, refunds__gte=0,
+                                               chargebacks__gte=0),
+                                   name="settlement_amounts_not_negative"),
+            models.CheckConstraint(condition=Q(period_start__isnull=True) | Q(period_end__isnull=True)
+                                   | Q(period_end__gte=models.F("period_start")),
+                                   name="settlement_period_ordered"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.acquirer} settlement {self.processor_settlement_id}"
+
+
+class SettlementLine(models.Model):
+    """One event inside a settlement: a payment, refund, chargeback or adjustment, with the
+    acquirer's fee and the tax on it. `amount` is never negative except an adjustment's, whose
+    sign says which way the money went."""
+
+    class Kind(models.TextChoices):
+        PAYMENT = "payment"
+        REFUND = "refund"
+        CHARGEBACK = "chargeback"
+        ADJUSTMENT = "adjustment"
+
+    settlement = models.ForeignKey(Settlement, on_delete=models.CASCADE, related_name="lines")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    processor_event_id = models.CharField(max_length=64)
+    amount = models.BigIntegerField()
+    fee = models.BigIntegerField(default=0)
+    tax = models.BigIntegerField(default=0)
+    payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="settlement_lines",
+                                null=True, blank=True)
+    refund = models.ForeignKey(Refund, on_delete=models.PROTECT, related_name="settlement_lines",
+                               null=True, blank=True)
+    processor_order_id = models.CharField(max_length=64, blank=True, default="")
+    processor_payment_id = models.CharField(max_length=64, blank=True, default="")
+    processor_refund_id = models.CharField(max_length=64, blank=True, default="")
+    event_type = models.CharField(max_length=32, blank=True, default="")  # the acquirer's own word
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["settlement", "processor_event_id"],
+                                    name="settlement_line_unique_event"),
+            models.CheckConstraint(condition=Q(kind__in=["payment", "refund", "chargeback", "adjustment"]),
+                                   name="settlement_line_kind_known"),
+            models.CheckConstraint(condition=Q(fee__gte=0, tax__gte=0), name="settlement_line_fee_tax_not_negative"),
+            models.CheckConstraint(condition=Q(kind="adjustment") | Q(amount__gte=0),
+                                   name="settlement_line_amount_not_negative"),
+            models.CheckConstraint(condition=Q(refund__isnull=True) | Q(kind="refund"),
+                                   name="settlement_line_refund_only_on_refund"),
+        ]

@@ -78,7 +78,7 @@ class MerchantForm(BrandAndMethodFields, forms.ModelForm):
     class Meta:
         model = Merchant
         fields = ["code", "name", "is_active", "signed_requests_required", "s2s_enabled", "webhook_url",
-                  "rate_limit"]
+                  "rate_limit", "upi_collect"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -197,7 +197,8 @@ class MerchantAdmin(admin.ModelAdmin):
 
     def get_fieldsets(self, request, obj=None):
         # Signed requests right after the merchant's identity: the setting docs/security.md recommends.
-        base = ["code", "name", "is_active", "signed_requests_required", "s2s_enabled", "webhook_url", "rate_limit"]
+        base = ["code", "name", "is_active", "signed_requests_required", "s2s_enabled", "webhook_url", "rate_limit",
+                "upi_collect"]
         if obj is None:
             return [(None, {"fields": base})]
         # Only those who may rotate see the rotate buttons.

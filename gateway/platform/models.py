@@ -25,6 +25,16 @@ class Merchant(models.Model):
                   "timestamp (the official SDK 3.0.0 sends them), so an API key alone cannot move money: "
                   "whoever rotates or reads a key still needs the secret key. See docs/security.md.")
     webhook_url = models.URLField("webhook address", max_length=500, blank=True)
+    # UPI Collect on the hosted checkout (the customer types a UPI ID and approves a request in
+    # the app). NPCI ended it for most one-time merchant payments from 28 February 2026: intent
+    # and QR lead everywhere, and Collect is offered only where staff turn it on for a merchant
+    # whose case still allows it (docs/going-live.md, UPI). None: the environment's default
+    # (upi_collect_allowed).
+    upi_collect = models.BooleanField(
+        "UPI collect (customer types a UPI ID)", null=True, blank=True, default=None,
+        help_text="Unknown: the default, on in staging (the sandbox's test UPI IDs), off in production. "
+                  "Turn it on in production only for a case NPCI still allows Collect "
+                  "(docs/going-live.md, UPI by intent and QR).")
     rate_limit = models.PositiveIntegerField(
         "rate limit (requests/second)", null=True, blank=True, validators=[MinValueValidator(1)],
         help_text="Empty: the default from settings.",
@@ -67,6 +77,12 @@ class Merchant(models.Model):
     @property
     def effective_rate_limit(self) -> int:
         return self.rate_limit or settings.DEFAULT_RATE_LIMIT_PER_SECOND
+
+    @property
+    def upi_collect_allowed(self) -> bool:
+        """Whether the checkout offers UPI Collect (a typed UPI ID) to this merchant's customers:
+        the staff's setting, else on in staging and off in production."""
+        return self.upi_collect if self.upi_collect is not None else not settings.IS_PRODUCTION
 
 
 class MerchantBrand(models.Model):

@@ -16,7 +16,7 @@ from gateway.platform.models import ApiKey, AuditRecord, Merchant, MerchantBrand
 from gateway.core.urlcheck import validate_webhook_url
 
 AUDITED_FIELDS = ("code", "name", "is_active", "s2s_enabled", "webhook_url", "rate_limit",
-                  "signed_requests_required", "payment_methods")
+                  "signed_requests_required", "payment_methods", "upi_collect")
 RATE_LIMIT_MAX = 100_000
 
 

@@ -200,6 +200,15 @@ class Acquirer(Protocol):
     # services with `reverse` (payments.services.acquirer_answers.acquirer_return_url); empty
     # for a payment no browser comes back to (S2S).
 
+    def upi_intent(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
+        """Hosted: the customer chose to pay by a UPI app (intent on a phone, a QR of the same link
+        on a wide screen) for the payment's current attempt: PENDING with `link`, the acquirer's
+        own upi://pay link for this attempt (and, in `raw["upi_apps"]`, app name -> that app's own
+        link where the acquirer gives them), or PENDING without `link` when the gateway's own link
+        (payments.services.upi.upi_link) is the one to pay (the sandbox). Asked again for the same
+        attempt it answers the same link. Raises AcquirerRefused / AcquirerError when it could
+        not be had (nothing started)."""
+
     def upi_collect(self, *, payment: Payment, vpa: str, return_url: str = "") -> AcquirerAnswer:
         """Hosted: send a collect request to `vpa`. PENDING (answer later) or DECLINED."""
 

@@ -183,6 +183,21 @@ def attempt_failed(payment: Payment) -> dict | None:
     }
 
 
+# The phone's app buttons, in the order Indian customers use them most; the acquirer's own
+# per-app link where it gives one (Cashfree's payload), and the common link ("any UPI app").
+UPI_APPS = (("gpay", "Google Pay"), ("phonepe", "PhonePe"), ("paytm", "Paytm"), ("bhim", "BHIM"))
+
+
+def upi_app_buttons(intent: dict) -> list[dict]:
+    """The buttons the waiting page shows on a phone for a UPI attempt by app (upi_intent_of):
+    one per app whose own link the acquirer gave, then "any UPI app" with the common link (the
+    phone's chooser)."""
+    apps = intent.get("apps") or {}
+    buttons = [{"app": code, "label": label, "href": apps[code]} for code, label in UPI_APPS
+               if isinstance(apps.get(code), str)]
+    return [*buttons, {"app": "any", "label": gettext("Any UPI app"), "href": intent["link"]}]
+
+
 def render_methods(request, payment: Payment, *, open_method: str = "", errors=None, values=None,
                    status: int = 200):
     """The methods page, `open_method` unfolded and `errors` shown by field; after a failed
@@ -207,11 +222,14 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
         banks=sorted(acquirer.banks.items(), key=lambda item: item[1]),
         wallets=sorted(acquirer.wallets.items(), key=lambda item: item[1]),
         urls={name.replace("-", "_"): reverse(f"checkout:{name}", args=[pid])
-              for name in ("upi", "card", "card-saved", "netbanking", "wallet", "transfer-start", "status")},
+              for name in ("upi", "upi-intent", "card", "card-saved", "netbanking", "wallet", "transfer-start", "status")},
         # Tokenisation beta (staging only): the session's saved card, or the consent to save one.
         saved_card=token_for_checkout(payment_pk=payment.pk, merchant_id=payment.merchant_id),
         save_card_text=card_consent_text(payment.merchant.name),
         test_vpas=acquirer.upi_test_vpas,
+        # UPI Collect (a typed UPI ID): only where the merchant's setting allows it (NPCI, 2026).
+        upi_collect=payment.merchant.upi_collect_allowed,
+        phone_suffix="",  # checkout/methods/_phone.html's id suffix: "-app" in UPI's second form
         rtgs_minimum=format_inr(20_000_000),
         card_marks=marks_of(M.CARD),
         attempt_failed=failed,

@@ -14,6 +14,7 @@ urlpatterns = [
     path("checkout/language", views.set_language, name="language"),
     path("checkout/<str:payment_id>", views.page, name="page"),
     path("checkout/<str:payment_id>/upi", views.upi, name="upi"),
+    path("checkout/<str:payment_id>/upi/intent", views.upi_intent, name="upi-intent"),
     path("checkout/<str:payment_id>/upi/change", views.upi_change_method, name="upi-change-method"),
     path("checkout/<str:payment_id>/card", views.card, name="card"),
     path("checkout/<str:payment_id>/card/saved", views.card_saved, name="card-saved"),

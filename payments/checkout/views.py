@@ -37,6 +37,7 @@ from payments.checkout.display import (
     render_methods,
     result_outcome,
     step_error,
+    upi_app_buttons,
     upi_link_of,
 )
 from payments.checkout.navigation import go_on
@@ -148,6 +149,11 @@ def upi(request, payment_id: str):
     payment = granted_payment(request, payment_id)
     if (refused := _refused(request, payment, M.UPI)) is not None:
         return refused
+    if not payment.merchant.upi_collect_allowed:
+        # Collect (a typed UPI ID) is off for this merchant (NPCI, 2026): the page offers the app
+        # and the QR only, so a stale tab or a forged form gets here. Nothing is sent.
+        return render_methods(request, payment, open_method=M.UPI, status=400, errors={"vpa": [
+            _("Paying by UPI ID is not available here. Pay with a UPI app or scan the QR code.")]})
     form = forms.UpiForm(request.POST)
     typed = {"vpa": request.POST.get("vpa", "")[:320], **_typed_phone(request)}  # not card data
     errors, phone = _with_phone(request, payment, form)
@@ -160,6 +166,28 @@ def upi(request, payment_id: str):
         upi_pay(payment_id=payment.pk, payer_vpa=form.cleaned_data["vpa"])
     if step.error is not None:
         return render_methods(request, payment, open_method=M.UPI, errors={"vpa": [step.error]}, values=typed)
+    return go_on(payment)
+
+
+@checkout_page
+@require_POST
+def upi_intent(request, payment_id: str):
+    """UPI by app or QR: the attempt's link from the acquirer (payments.services.upi,
+    hosted_upi_intent), then the waiting page, which shows it as a QR on a wide screen and as
+    app buttons on a phone, and follows the payment to the end."""
+    payment = granted_payment(request, payment_id)
+    if (refused := _refused(request, payment, M.UPI)) is not None:
+        return refused
+    phone = forms.CustomerPhoneForm(request.POST, payment=payment)
+    if not phone.is_valid():
+        return render_methods(request, payment, open_method=M.UPI, errors=phone.errors, values=_typed_phone(request))
+    from payments.services.upi import hosted_upi_intent
+
+    with _checkout_step(show_errors=True) as step:
+        _phone_keep(payment, phone)
+        hosted_upi_intent(payment_id=payment.pk)
+    if step.error is not None:
+        return render_methods(request, payment, open_method=M.UPI, errors={"upi": [step.error]})
     return go_on(payment)
 
 
@@ -321,11 +349,19 @@ def status(request, payment_id: str):
     ) or hosted.acquirer_page_open(payment)
     if not waiting_here:
         return go_on(payment)
+    from payments.services.upi import upi_intent_of
+
     upi_link = (upi_link_of(payment) if payment.status == S.PENDING and M.UPI in offered_methods(payment)
                 and get_acquirer().gateway_upi_link_payable else None)
+    # Paying by app or QR (hosted_upi_intent): the attempt's link, a QR on a wide screen and app
+    # buttons on a phone, until the payment is final.
+    intent = upi_intent_of(payment)
+    if intent is not None:
+        upi_link = intent["link"]
     return render(request, "checkout/status.html", page_context(
         payment, refresh_seconds=STATUS_REFRESH_SECONDS, upi_link=upi_link,
-        upi_qr=qr_data_uri(upi_link) if upi_link else None,
+        upi_qr=qr_data_uri(upi_link) if upi_link else None, upi_intent=intent,
+        upi_apps=upi_app_buttons(intent) if intent else [],
         back_url=reverse("checkout:page", args=[payment_id]),
         change_method_url=reverse("checkout:upi-change-method", args=[payment_id]),
     ))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from urllib.parse import parse_qsl, quote, urlsplit
 
@@ -290,7 +291,9 @@ def upi_cut_off_requests(now):
     """The payments whose claimed pay request has no recorded answer, STATUS_QUERY_AFTER
     after the claim (or the last status query), or whose deadline has passed (the expiry that
     follows must not end a payment the bank may have answered: it is asked first), oldest
-    first. Read through the partial index payment_upi_claimed: only claimed, open UPI payments."""
+    first. Read through the partial index payment_upi_claimed: only claimed, open UPI payments;
+    with an acquirer whose PENDING answers end only by its notice, also the unclaimed ones
+    paid by its link (hosted_upi_intent, S2S)."""
     from django.db.models import Exists, OuterRef, Q
 
     # An answer to this claim; a released claim's note is not one (the payer may claim again).
@@ -301,10 +304,16 @@ def upi_cut_off_requests(now):
         # This acquirer's final word on a PENDING request comes by its own notice (a webhook),
         # which can be lost: a request it answered PENDING is asked about each period too.
         answered = answered.exclude(detail__outcome=Outcome.PENDING.value)
-    return (Payment.objects
-            .filter(Q(updated_at__lte=now - STATUS_QUERY_AFTER) | Q(expires_at__lte=now),
-                    status=S.PROCESSING, payment_mode=Payment.Mode.UPI)
-            .exclude(payer_vpa="").exclude(Exists(answered)).order_by("pk"))
+    due = (Payment.objects
+           .filter(Q(updated_at__lte=now - STATUS_QUERY_AFTER) | Q(expires_at__lte=now),
+                   status=S.PROCESSING, payment_mode=Payment.Mode.UPI)
+           .exclude(Exists(answered)).order_by("pk"))
+    if get_acquirer().status_query_while_pending:
+        # Its links (hosted by app or QR, S2S) are paid in the payer's app with no claim of
+        # ours (payer_vpa stays empty): asked about all the same, or a lost notice would leave
+        # them to expire with the money moved.
+        return due
+    return due.exclude(payer_vpa="")
 
 
 # A final answer (the bank declined, or approved) recorded for a claimed pay request.
@@ -379,6 +388,57 @@ def upi_unanswered_reconcile(*, now=None, limit: int = 100) -> int:
         take=lambda row: bool(Payment.objects.filter(pk=row[0], status=S.PROCESSING, payer_vpa=row[1],
                                                      updated_at=row[2]).update(updated_at=Now())),
         ask=lambda row: _reconcile_one(row[0], row[1]))
+
+
+# --- hosted UPI by app (intent) or QR -------------------------------------------------------
+
+INTENT_STEP = "upi_intent"
+
+
+def hosted_upi_intent(*, payment_id: int) -> Payment:
+    """Hosted: the customer pays by a UPI app, by its intent on a phone or a QR of the same link
+    on a wide screen (NPCI's replacement for Collect from 28 February 2026). Call it outside any
+    transaction. The payment moves PENDING -> PROCESSING in mode UPI with no payer yet (its next
+    attempt, committed), then, with no lock held, the acquirer gives the attempt's link
+    (Acquirer.upi_intent: its own for a real acquirer, once per attempt; the gateway's own for
+    the sandbox), recorded in the payment's story (step upi_intent, `upi_link`), where the
+    waiting page reads it (upi_intent_of). Its final answer comes as for any UPI request: the
+    acquirer's notice or its status query (upi_unanswered_reconcile), the sandbox's UPI app.
+    Raises InvalidTransition when the payment is not PENDING; PaymentFailed, ServiceUnavailable
+    or ProcessingError when the acquirer gave no link (the attempt is given back: PENDING, and
+    not counted as a failure)."""
+    ensure_no_transaction()
+    payment = payment_mark_processing(payment_id=payment_id, payment_mode=Payment.Mode.UPI,
+                                      detail={"method": "UPI", "via": "intent"})
+    payment = Payment.objects.select_related("merchant").get(pk=payment.pk)
+    try:
+        answer = get_acquirer().upi_intent(payment=payment, return_url=acquirer_return_url(payment))
+    except AcquirerError as exc:
+        logger.warning("acquirer gave no UPI link for payment %s: %s", payment.sabpaisa_txn_id, type(exc).__name__)
+        payment_attempt_abandon(payment_id=payment.pk, modes=(Payment.Mode.UPI,),
+                                reason="the acquirer gave no UPI link")
+        if isinstance(exc, AcquirerRefused):
+            raise PaymentFailed() from None
+        raise (ServiceUnavailable if isinstance(exc, AcquirerUnavailable) else ProcessingError)() from None
+    link = answer.link or upi_link(payment)
+    acquirer_answer_record(payment_id=payment.pk, step=INTENT_STEP, attempt=payment.attempt,
+                           answer=replace(answer, raw={**answer.raw, "upi_link": link}))
+    payment.refresh_from_db()
+    return payment
+
+
+def upi_intent_of(payment: Payment) -> dict | None:
+    """The link the waiting page shows for the payment's current UPI attempt by app or QR:
+    {"link": upi://pay..., "apps": {app name: link}}; None when the attempt is not one (a
+    Collect request, or not PROCESSING in UPI)."""
+    if payment.status != S.PROCESSING or payment.payment_mode != Payment.Mode.UPI or payment.payer_vpa:
+        return None
+    event = (payment.events.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__step=INTENT_STEP,
+                                   detail__attempt=payment.attempt).order_by("-pk").first())
+    if event is None:
+        return None
+    link, apps = event.detail.get("upi_link") or "", event.detail.get("upi_apps") or {}
+    return {"link": link, "apps": apps if isinstance(apps, dict) else {}} if link else None
 
 
 def upi_change_method(*, payment: Payment) -> Payment:

@@ -263,6 +263,27 @@ class CashfreeAcquirer(RealAcquirer):
                               raw={"cf_payment_id": answer.cf_payment_id, "channel": answer.channel,
                                    "registered": payment.sabpaisa_txn_id, "upi_link": link})
 
+    def upi_intent(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
+        """Hosted UPI by app or QR: order pay upi/link for the payment's current attempt (the
+        idempotency key names it, so asking again answers the same link). `link` is Cashfree's
+        own upi://pay link (payload `default`), drawn as the QR on a wide screen; `raw["upi_apps"]`
+        the per-app links of the payload (gpay, phonepe, paytm, bhim), the phone's app buttons."""
+        answer = self._pay(payment, "upi intent", lambda session: self.client.pay_upi_intent(
+            payment_session_id=session, idempotency_key=self._key(payment, "upi_intent", _attempt(payment))),
+            return_url)
+        if isinstance(answer, AcquirerAnswer):
+            raise AcquirerRefused("Cashfree declined the UPI payment")
+        link = _upi_link(answer.payload)
+        if not link:
+            raise AcquirerError("Cashfree's UPI intent answer carried no upi:// link")
+        payload = answer.payload if isinstance(answer.payload, dict) else {}
+        apps = {name: value for name, value in payload.items()
+                if name != "default" and isinstance(value, str) and value.isascii() and "://" in value
+                and len(value) <= 2000}
+        return AcquirerAnswer(Outcome.PENDING, link=link,
+                              raw={"cf_payment_id": answer.cf_payment_id, "channel": answer.channel,
+                                   "upi_link": link, "upi_apps": apps})
+
     def upi_collect(self, *, payment: Payment, vpa: str, return_url: str = "") -> AcquirerAnswer:
         return self._collect(payment, vpa, "upi_collect", return_url)
 

@@ -140,6 +140,48 @@ class Refund:
     raw: dict = field(default_factory=dict, repr=False)
 
 
+@dataclass(frozen=True)
+class Settlement:
+    """One settlement as `POST /settlements` answers it (SettlementEntity): what Cashfree paid
+    out under one UTR, with its service charge and the tax on it. Amounts in paise."""
+
+    cf_settlement_id: str
+    utr: str
+    gross: int | None           # order_amount
+    service_charge: int
+    service_tax: int
+    net: int | None             # settlement_amount
+    transfer_time: str
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class ReconEvent:
+    """One event inside a settlement (`POST /settlement/recon`, SettlementReconEntity's data):
+    a payment, refund, dispute or adjustment, with its own charge and tax. Amounts in paise."""
+
+    event_id: str
+    event_type: str             # PAYMENT, REFUND, DISPUTE, CHARGEBACK, FUND_SWEEP_REVERSAL, ...
+    sale_type: str              # CREDIT or DEBIT
+    amount: int
+    service_charge: int
+    service_tax: int
+    cf_settlement_id: str
+    utr: str
+    order_id: str
+    cf_payment_id: str
+    refund_id: str
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a cursor-paged answer; `cursor` is "" on the last page."""
+
+    items: list
+    cursor: str
+
+
 # Namespace of our idempotency keys (a fixed random UUID: changing it would change every key).
 _IDEMPOTENCY_NAMESPACE = uuid.UUID("6f1e2b9c-3d4a-4c8e-9a57-0b2d7e5c1f93")
 
@@ -171,6 +213,17 @@ def _check_length(name: str, value: str, low: int, high: int) -> None:
 
 def _text(value: Any) -> str:
     return "" if value is None else str(value)
+
+
+def _query_key(path: str, body: dict) -> str:
+    """These reads go by POST, and every POST here carries a key: the same query, the same key."""
+    return idempotency_key(path, json.dumps(body, sort_keys=True, separators=(",", ":")))
+
+
+def _absent_as_empty(value: Any) -> str:
+    """Cashfree's recon examples write an absent text as "null," (sic): read it as absent."""
+    text = _text(value).strip()
+    return "" if text.rstrip(",").lower() in ("", "null", "none", "n/a") else text
 
 
 def _paise(value: Any) -> int | None:
@@ -344,6 +397,99 @@ class CashfreeClient:
     def get_refund(self, order_id: str, refund_id: str) -> Refund:
         path = f"/orders/{quote(order_id, safe='')}/refunds/{quote(refund_id, safe='')}"
         return self._call("GET", path, read=self._refund)
+
+    # -- settlements ---------------------------------------------------------------------------
+
+    def fetch_settlements(self, *, cursor: str = "", limit: int = 100, start: datetime | None = None,
+                          end: datetime | None = None, settlement_ids: list[str] | None = None) -> Page:
+        """One page of the account's settlements (`POST /settlements`), by period or by id."""
+        body = self._settlement_query(cursor, limit, start, end, settlement_ids)
+        return self._call("POST", "/settlements", body=body, read=self._settlements_page,
+                          idempotency_key=_query_key("/settlements", body))
+
+    def fetch_settlement_recon(self, *, settlement_ids: list[str], cursor: str = "",
+                               limit: int = 100) -> Page:
+        """One page of the events inside the named settlements (`POST /settlement/recon`)."""
+        if not settlement_ids:
+            raise ValueError("name at least one settlement to reconcile")
+        body = self._settlement_query(cursor, limit, None, None, settlement_ids)
+        return self._call("POST", "/settlement/recon", body=body, read=self._recon_page,
+                          idempotency_key=_query_key("/settlement/recon", body))
+
+    @staticmethod
+    def _settlement_query(cursor: str, limit: int, start: datetime | None, end: datetime | None,
+                          settlement_ids: list[str] | None) -> dict:
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise ValueError("Cashfree pages 1 to 1000 settlements at a time")
+        pagination: dict[str, Any] = {"limit": limit}
+        if cursor:
+            pagination["cursor"] = cursor
+        filters: dict[str, Any] = {}
+        if settlement_ids:
+            filters["cf_settlement_ids"] = [str(item) for item in settlement_ids]
+        if start is not None:
+            filters["start_date"] = start.isoformat()
+        if end is not None:
+            filters["end_date"] = end.isoformat()
+        return {"pagination": pagination, "filters": filters}
+
+    @classmethod
+    def _settlements_page(cls, answer: Any) -> Page:
+        """The description types this answer as one SettlementEntity, while Cashfree's guides
+        page it like the recon answer ({cursor, limit, data}); both are read: a lone entity is
+        a page of one with no cursor after it."""
+        if not isinstance(answer, dict):
+            raise CashfreeBadResponse("Cashfree's settlements were not an object")
+        if isinstance(answer.get("data"), list):
+            return Page([cls._settlement(item) for item in answer["data"]], _text(answer.get("cursor")))
+        return Page([cls._settlement(answer)], "")
+
+    @staticmethod
+    def _settlement(item: Any) -> Settlement:
+        if not isinstance(item, dict) or not item.get("cf_settlement_id"):
+            raise CashfreeBadResponse("a settlement of Cashfree's had no cf_settlement_id")
+        return Settlement(
+            cf_settlement_id=_text(item.get("cf_settlement_id")),
+            utr=_text(item.get("transfer_utr") or item.get("settlement_utr")),
+            gross=_paise(item.get("order_amount")),
+            service_charge=_paise(item.get("service_charge")) or 0,
+            service_tax=_paise(item.get("service_tax")) or 0,
+            net=_paise(item.get("settlement_amount")),
+            transfer_time=_text(item.get("transfer_time")),
+            raw=item,
+        )
+
+    @classmethod
+    def _recon_page(cls, answer: Any) -> Page:
+        if not isinstance(answer, dict) or not isinstance(answer.get("data", []), list):
+            raise CashfreeBadResponse("Cashfree's settlement recon was not a page of events")
+        return Page([cls._recon_event(item) for item in answer.get("data") or []],
+                    _text(answer.get("cursor")))
+
+    @staticmethod
+    def _recon_event(item: Any) -> ReconEvent:
+        if not isinstance(item, dict):
+            raise CashfreeBadResponse("an event of Cashfree's settlement recon was not an object")
+        parts = {name: item.get(name) if isinstance(item.get(name), dict) else {}
+                 for name in ("event_details", "order_details", "payment_details",
+                              "refund_details", "settlement_details")}
+        event = parts["event_details"]
+        if not event.get("event_id") or event.get("event_amount") is None:
+            raise CashfreeBadResponse("an event of Cashfree's settlement recon had no id or amount")
+        return ReconEvent(
+            event_id=_text(event.get("event_id")),
+            event_type=_text(event.get("event_type")).upper(),
+            sale_type=_text(event.get("sale_type")).upper(),
+            amount=_paise(event.get("event_amount")),
+            service_charge=_paise(event.get("event_service_charge")) or 0,
+            service_tax=_paise(event.get("event_service_tax")) or 0,
+            cf_settlement_id=_text(parts["settlement_details"].get("cf_settlement_id")),
+            utr=_text(parts["settlement_details"].get("utr")),
+            order_id=_text(parts["order_details"].get("order_id")),
+            cf_payment_id=_text(parts["payment_details"].get("cf_payment_id")),
+            refund_id=_absent_as_empty(parts["refund_details"].get("refund_id")),
+            raw=item,
+        )
 
     # -- reading answers ----------------------------------------------------------------------
 

@@ -159,6 +159,10 @@ class SandboxAcquirer:
             raise failure(f"sandbox test amount {payment.amount} refuses to start")
         return AcquirerAnswer(Outcome.PENDING, raw={"registered": payment.sabpaisa_txn_id})
 
+    def upi_intent(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
+        # The gateway's own link is the sandbox's (its UPI app at /sandbox/upi pays it): no link here.
+        return AcquirerAnswer(Outcome.PENDING, raw={"intent": payment.sabpaisa_txn_id})
+
     def upi_collect(self, *, payment: Payment, vpa: str, return_url: str = "") -> AcquirerAnswer:
         return self.upi_pay(payment=payment, payer_vpa=vpa)
 

@@ -1,0 +1,1 @@
+"""Settlements: what an acquirer paid out, line by line (docs/settlements.md)."""
