@@ -2,10 +2,10 @@
 from datetime import timedelta
 
 from celery import shared_task
-from django.conf import settings
 from django.utils import timezone
 
-from payments.acquirer.cashfree.acquirer import client_from_settings
+from payments.acquirer import get_acquirer
+from payments.acquirer.cashfree.acquirer import CashfreeAcquirer, client_from_settings
 from refunds.settlements import fetching
 
 # Cashfree settles T+1 and may restate a day; three days back covers both, and re-reading
@@ -17,7 +17,8 @@ TIMEOUT_SECONDS = 30.0
 @shared_task(name="refunds.settlement_tasks.cashfree_settlements_fetch_task", ignore_result=True)
 def cashfree_settlements_fetch_task() -> int:
     """Fetch the last three days' Cashfree settlements; a no-op unless Cashfree is the acquirer."""
-    if settings.GATEWAY_ACQUIRER != "cashfree":
+    # Ask which acquirer this is by its type, never by spelling its name (tests/acquirers).
+    if not isinstance(get_acquirer(), CashfreeAcquirer):
         return 0
     end = timezone.now()
     result = fetching.cashfree_settlements_fetch(client_from_settings(timeout=TIMEOUT_SECONDS),
