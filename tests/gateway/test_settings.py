@@ -79,15 +79,21 @@ def test_an_idempotency_wait_not_well_below_the_worker_timeout_is_refused_at_sta
 def test_gunicorn_kills_a_worker_only_well_after_the_idempotency_wait():
     """gunicorn.conf.py sets the timeout the start-up check judges (gunicorn's default, 30 s,
     equalled the 30 s wait, so a waiting request could be killed instead of answered)."""
-    import runpy
+    import subprocess
+    import sys
 
     from django.conf import settings
 
     from payments.acquirer.base import CALL_TIME_LIMIT
 
-    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
-    assert config["timeout"] == settings.WEB_WORKER_TIMEOUT_SECONDS
-    assert config["timeout"] >= settings.IDEMPOTENCY_WAIT_SECONDS + CALL_TIME_LIMIT.total_seconds()
+    # Read in a process of its own, as gunicorn's master reads it: the file sets up the metrics
+    # folder in os.environ, which this test process must not inherit.
+    read = subprocess.run([sys.executable, "-c", "import runpy; print(runpy.run_path('gunicorn.conf.py')['timeout'])"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert read.returncode == 0, read.stderr
+    timeout = int(read.stdout.split()[-1])
+    assert timeout == settings.WEB_WORKER_TIMEOUT_SECONDS
+    assert timeout >= settings.IDEMPOTENCY_WAIT_SECONDS + CALL_TIME_LIMIT.total_seconds()
 
 
 def test_the_deployment_keeps_gunicorns_timeout_and_the_balancer_waits_longer():
