@@ -1,9 +1,13 @@
 """Routes of the refunds app: exact paths, no trailing slash (the official SDK sends none)."""
 from django.urls import path
 
+from refunds.api.dispute_views import DisputeAcceptView, DisputeDetailView, DisputesView
 from refunds.api.views import RefundDetailView, RefundsView
 
 urlpatterns = [
     path("api/v2/refunds", RefundsView.as_view(), name="refunds"),
     path("api/v2/refunds/<str:refundId>", RefundDetailView.as_view(), name="refund-detail"),
+    path("api/v2/disputes", DisputesView.as_view(), name="disputes"),
+    path("api/v2/disputes/<str:disputeId>", DisputeDetailView.as_view(), name="dispute-detail"),
+    path("api/v2/disputes/<str:disputeId>/accept", DisputeAcceptView.as_view(), name="dispute-accept"),
 ]
