@@ -353,3 +353,21 @@ class ReconException(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.subject} {self.status}"
+
+
+class SettlementFetch(models.Model):
+    """Where the walk over one acquirer account's settlement report stands
+    (refunds.settlements.fetching): the period being read, the cursor of the next page to ask
+    for (empty: from the first page), and the end of the last walk that finished. A fetch cut
+    short (a timeout, a deploy) resumes from `cursor` instead of starting over."""
+
+    acquirer = models.CharField(max_length=32, unique=True)
+    window_start = models.DateTimeField(null=True, blank=True)
+    window_end = models.DateTimeField(null=True, blank=True)
+    cursor = models.CharField(max_length=1000, blank=True, default="")
+    pages_read = models.PositiveIntegerField(default=0, help_text="of the current walk")
+    finished_until = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.acquirer} settlements fetched until {self.finished_until}"
