@@ -46,13 +46,14 @@ from payments.acquirer.base import (
     NoticeDelivery,
     Outcome,
     RealAcquirer,
+    SettlementPage,
     TransferAccount,
 )
 from payments.cards import CardInput
 from payments.lookups import mobile_digits
 from payments.models import Payment
 
-from . import answers, disputes, notices
+from . import answers, disputes, notices, settlements
 from . import client as cf
 from .answers import NotFinal
 from .client import CashfreeClient, Customer, PayAnswer, idempotency_key
@@ -477,6 +478,15 @@ class CashfreeAcquirer(RealAcquirer):
             raise AcquirerError(f"Cashfree dispute: {exc}") from None
         # An order's disputes name the order by the path asked; an entity may leave it out.
         return found if found.order_ref or not order_ref else replace(found, order_ref=order_ref)
+    # -- its settlements (settlements.py): POST /settlements and POST /settlement/recon -------
+
+    def settlements_list(self, *, start, end, cursor: str = "") -> SettlementPage:
+        return _mapped(lambda: settlements.settlements_page(self.client, start=start, end=end, cursor=cursor),
+                       "settlements")
+
+    def settlement_events(self, *, settlement_id: str, cursor: str = "") -> SettlementPage:
+        return _mapped(lambda: settlements.events_page(self.client, settlement_id=settlement_id, cursor=cursor),
+                       "settlement recon")
 
     # -- its notices (webhooks), received at the gateway's inbound door -----------------------
 

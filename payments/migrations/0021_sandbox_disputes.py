@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('payments', '0019_merchant_txn_claim'),
+        ('payments', '0020_sandbox_settlements'),
     ]
 
     operations = [

@@ -9,8 +9,8 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('gateway', '0010_merchant_upi_collect'),
-        ('payments', '0019_merchant_txn_claim'),
-        ('refunds', '0009_settlements'),
+        ('payments', '0021_sandbox_disputes'),
+        ('refunds', '0011_settlement_fetch'),
     ]
 
     operations = [
