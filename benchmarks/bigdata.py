@@ -203,7 +203,7 @@ def fill(size: Size, *, merchant_code: str | None = None, seed: float = 0.42) ->
                            greatest(100, (exp(ln(1000) + r4 * ln(10000)) * (0.5 + r3))::bigint) AS amount,
                            %(start)s + (%(end)s - %(start)s) * sqrt((g - 0.5) / %(n)s) AS created
                     FROM (SELECT g, random() AS r1, random() AS r2, random() AS r3, random() AS r4
-                          FROM generate_series(1, %(n)s) AS g) AS draws
+                          FROM generate_series(1, %(n)s::bigint) AS g) AS draws
                     JOIN fill_merchant m ON m.rank = floor(%(m)s * r1 * r1)::int
                 ) AS drawn
             ) AS p
