@@ -31,7 +31,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def filled():
     merchant = make_merchant(code="BENCH").merchant
-    result = fill(Size(PAYMENTS, merchants=5), merchant_code="BENCH")
+    result = fill(Size(PAYMENTS, merchants=5), merchant_code="BENCH", vacuum=False)
     return merchant, result
 
 
