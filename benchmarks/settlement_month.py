@@ -163,10 +163,6 @@ def _settlements(month: Month, merchant_ids: list[int], days: int, prefix: str) 
         [month.start] * 3 + [merchant_ids, days - 1])
 
 
-_SETTLEMENT_OF = f"""(SELECT s.id FROM {T['settlement']} s WHERE s.merchant_id = p.merchant_id
-                     AND s.period_start <= {{at}} AND s.period_end > {{at}} AND s.acquirer = 'sandbox')"""
-
-
 def _lines(month: Month, chargebacks: int, rng: random.Random, prefix: str) -> None:
     line = T["line"]
     with connection.cursor() as cursor:
@@ -175,7 +171,7 @@ def _lines(month: Month, chargebacks: int, rng: random.Random, prefix: str) -> N
                                 processor_order_id, processor_payment_id, processor_refund_id, event_type)
             SELECT s.id, 'payment', 'pay_' || p.id, p.amount, 0, 0, p.id, NULL, p.sabpaisa_txn_id, '', '', 'PAYMENT'
             FROM {T['payment']} p JOIN {T['settlement']} s ON s.merchant_id = p.merchant_id
-             AND s.period_start <= p.completed_at AND s.period_end > p.completed_at
+             AND s.period_start = date_trunc('day', p.completed_at, 'UTC') AND s.acquirer = 'sandbox'
             WHERE p.status = 'SUCCESS' AND p.completed_at >= %s""", [month.start])
         month.lines = cursor.rowcount
         cursor.execute(f"""
@@ -185,7 +181,7 @@ def _lines(month: Month, chargebacks: int, rng: random.Random, prefix: str) -> N
                    'REFUND'
             FROM {T['refund']} r JOIN {T['payment']} p ON p.id = r.payment_id
             JOIN {T['settlement']} s ON s.merchant_id = p.merchant_id
-             AND s.period_start <= r.processed_at AND s.period_end > r.processed_at
+             AND s.period_start = date_trunc('day', r.processed_at, 'UTC') AND s.acquirer = 'sandbox'
             WHERE r.status = 'SUCCESS' AND p.completed_at >= %s""", [month.start])
         month.lines += cursor.rowcount
         # A few chargebacks: half of a payment taken back in its own settlement.
