@@ -20,6 +20,7 @@ from payments.cards import CardInput
 from payments.locks import lock_payment
 from payments.models import Payment
 from payments.services.acquirer_answers import acquirer_answer_record, acquirer_return_url
+from payments.services.call_budget import checkout_call_take
 from payments.services.hosted.pages import CARD_FIELDS_STEP, ON_ACQUIRER_PAGE, Started, start_answer_record
 from payments.services.hosted.session import _ensure_open
 from payments.services.hosted.steps import _acquirer_no_answer, _claim, step_answer_apply
@@ -93,10 +94,12 @@ def hosted_card_fields_open(*, payment: Payment) -> str:
     Raises ValidationError (card) when this checkout takes cards by its own form
     (card_fields_in_use), InvalidTransition when the session is not open, and PaymentFailed,
     ServiceUnavailable or ProcessingError when the acquirer would not open it (the attempt is
-    given back: PENDING, not counted as a failure, since no card was sent)."""
+    given back: PENDING, not counted as a failure, since no card was sent); CallBudgetSpent
+    (payments.services.call_budget) before anything when the checkout has asked too often."""
     ensure_no_transaction()
     if not card_fields_in_use():
         raise ValidationError("this checkout takes cards in its own form", field="card")
+    checkout_call_take(payment, new_attempt=True)
     _ensure_open(payment)
     payment = payment_mark_processing(payment_id=payment.pk, payment_mode=M.CARD,
                                       detail={"method": "CARD", "via": "card fields"})
