@@ -285,9 +285,11 @@ CELERY_BEAT_SCHEDULE = {
                         "options": {"expires": 30.0}},
     "idempotency-cleanup": {"task": "payments.tasks.idempotency_records_cleanup", "schedule": 3600.0},
     "refunds-pending": {"task": "refunds.tasks.refunds_pending_sweep", "schedule": 30.0},
-    # Cashfree's settlements of the last three days, hourly (docs/settlements.md); idempotent.
-    "settlements-cashfree-fetch": {"task": "refunds.settlement_tasks.cashfree_settlements_fetch_task",
-                                   "schedule": 3600.0},
+    # The acquirer's settlements of the last three days, hourly (docs/settlements.md); resumable
+    # and idempotent.
+    "settlements-fetch": {"task": "refunds.settlement_tasks.settlements_fetch_task", "schedule": 3600.0},
+    # The three-way reconciliation of the last month, hourly after the fetch; idempotent.
+    "settlements-reconcile": {"task": "refunds.settlement_tasks.reconcile_task", "schedule": 3600.0},
     # Late approvals' reversals whose message was lost or whose acquirer call erred.
     "reversals-pending": {"task": "payments.tasks.reversals_pending_sweep", "schedule": 30.0},
     # Data retention (gateway/platform/retention.py has the table): each run deletes in short batches.
@@ -392,6 +394,17 @@ CHECKOUT_SESSION_TTL_SECONDS = env.int("CHECKOUT_SESSION_TTL_SECONDS", default=1
 CHECKOUT_RESULT_REDIRECT_SECONDS = env.int("CHECKOUT_RESULT_REDIRECT_SECONDS", default=5)
 if not 0 <= CHECKOUT_RESULT_REDIRECT_SECONDS <= 60:
     raise ImproperlyConfigured("CHECKOUT_RESULT_REDIRECT_SECONDS must be 0 to 60 seconds")
+# How often one checkout session, and one attempt of it, may ask the acquirer (UPI requests,
+# method starts, the bank-transfer page, returns from the acquirer's pages): past either the
+# customer sees a calm page and no call is made (payments.services.call_budget, issue 28).
+CHECKOUT_ACQUIRER_CALLS_PER_SESSION = env.int("CHECKOUT_ACQUIRER_CALLS_PER_SESSION", default=20)
+CHECKOUT_ACQUIRER_CALLS_PER_ATTEMPT = env.int("CHECKOUT_ACQUIRER_CALLS_PER_ATTEMPT", default=6)
+# How long a checkout page reuses the acquirer's answer about an attempt instead of asking
+# again (docs/going-live.md, "The processor's limits", says why this long).
+CHECKOUT_ACQUIRER_ANSWER_SECONDS = env.int("CHECKOUT_ACQUIRER_ANSWER_SECONDS", default=120)
+if min(CHECKOUT_ACQUIRER_CALLS_PER_SESSION, CHECKOUT_ACQUIRER_CALLS_PER_ATTEMPT, CHECKOUT_ACQUIRER_ANSWER_SECONDS) < 1:
+    raise ImproperlyConfigured("CHECKOUT_ACQUIRER_CALLS_PER_SESSION, CHECKOUT_ACQUIRER_CALLS_PER_ATTEMPT and "
+                               "CHECKOUT_ACQUIRER_ANSWER_SECONDS must be at least 1")
 # Proxies in front of the service that append the client's address to X-Forwarded-For; per-address
 # limits count the address the outermost one wrote (gateway.core.clientip). 0: REMOTE_ADDR, header ignored.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
@@ -448,6 +461,11 @@ CASHFREE_CLIENT_SECRET = env.str("CASHFREE_CLIENT_SECRET", default="")
 CASHFREE_WEBHOOK_SECRET = env.str("CASHFREE_WEBHOOK_SECRET", default="") or CASHFREE_CLIENT_SECRET
 CASHFREE_BASE_URL = env.str("CASHFREE_BASE_URL", default=(
     "https://api.cashfree.com/pg" if IS_PRODUCTION else "https://sandbox.cashfree.com/pg")).rstrip("/")
+# Cashfree.js v3, the script whose card components are the checkout's card fields in
+# CARD_FORM_MODE=processor (docs/security.md lists it). Cashfree's own address; production refuses
+# any other (payments.acquirer.cashfree.checks), and the tests point staging at a local stand-in
+# with the same interface (tests/acquirer_cashfree/cashfree_js/), since this one cannot be fetched.
+CASHFREE_JS_URL = env.str("CASHFREE_JS_URL", default="https://sdk.cashfree.com/js/v3/cashfree.js")
 # Every call to Cashfree ends within this (payments.acquirer.base.CALL_TIME_LIMIT is 60 s).
 CASHFREE_TIMEOUT_SECONDS = env.float("CASHFREE_TIMEOUT_SECONDS", default=10)
 # The configured acquirer's own check of its settings (its package's checks.py): a start-up that

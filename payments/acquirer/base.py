@@ -98,6 +98,70 @@ class RefundNotice:
     answer: AcquirerAnswer | None
 
 
+@dataclass(frozen=True)
+class CardFields:
+    """The processor's own card fields (Acquirer.card_fields): its script draws them inside the
+    checkout page and sends the card from the customer's browser straight to the processor, so
+    the number never reaches this service (CARD_FORM_MODE=processor). `script` is the address
+    the page loads it from; `origins` every origin that script needs (its own, its frames', the
+    API it calls), which the page's Content-Security-Policy allows beside 'self' and nothing
+    else; `options` what the page starts it with (strings, handed over as data attributes)."""
+
+    script: str
+    origins: tuple[str, ...]
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SettlementFound:
+    """One payout the acquirer reports (Acquirer.settlements_list): what it paid into the
+    merchant's bank account under one UTR. Amounts in integer paise, as the acquirer stated
+    them; `gross` and `net` are None when it did not state them."""
+
+    settlement_id: str          # the acquirer's own id, unique within the acquirer
+    utr: str
+    gross: int | None
+    fees: int
+    tax: int
+    net: int | None
+    settled_at: datetime | None = None
+    period_start: datetime | None = None
+    period_end: datetime | None = None
+    status: str = ""
+
+
+# A settlement event's kinds (SettlementEventFound.kind), the words refunds' lines use.
+SETTLEMENT_EVENT_KINDS = ("payment", "refund", "chargeback", "adjustment")
+
+
+@dataclass(frozen=True)
+class SettlementEventFound:
+    """One event inside a settlement (Acquirer.settlement_events): a payment, refund,
+    chargeback or adjustment, with the acquirer's fee and the tax on it, in paise. `amount` is
+    never negative except an adjustment's (a debit). `order_ref` names the payment as the
+    gateway named it to the acquirer (its sabpaisaTxnId), `refund_ref` a refund as
+    Acquirer.refund_ref names ours; either is empty when the event names none."""
+
+    event_id: str               # unique within its settlement
+    kind: str                   # one of SETTLEMENT_EVENT_KINDS
+    amount: int
+    fee: int = 0
+    tax: int = 0
+    order_ref: str = ""
+    payment_ref: str = ""       # the acquirer's own id of the payment
+    refund_ref: str = ""
+    event_type: str = ""        # the acquirer's own word for it
+
+
+@dataclass(frozen=True)
+class SettlementPage:
+    """One page of settlements or of a settlement's events; `cursor` asks for the next page,
+    "" on the last one."""
+
+    items: tuple
+    cursor: str = ""
+
+
 class NoticeRejected(Exception):
     """An inbound delivery that is not to be trusted (no or a wrong signature); nothing of it
     is recorded. The message says why, never echoing a secret."""
@@ -205,6 +269,20 @@ class Acquirer(Protocol):
         """Start a card payment: CHALLENGE (3-D Secure; `reference` is the challenge's id) or
         DECLINED."""
 
+    def card_fields(self) -> CardFields | None:
+        """The processor's own card fields, or None when it has none (the sandbox, whose card
+        network is the checkout's own form). Makes no call."""
+
+    def card_fields_open(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
+        """The customer pays by card in the processor's own fields (card_fields) for the
+        payment's current attempt: open the payment at the processor (its order, with
+        `return_url`) and answer PENDING with `reference`, what the fields pay it with (a bearer
+        for paying this one order, never stored). The card never comes here: the fields send it
+        to the processor, whose 3-D Secure page brings the customer back to `return_url`, where
+        call_status(step="card_verify_otp") decides (with no challenge_ref: the attempt's newest
+        card payment at the processor). Raises AcquirerRefused when it has no card fields or
+        would not open the payment, AcquirerError when it could not be asked (nothing started)."""
+
     def card_verify_otp(self, *, payment: Payment, otp: str, challenge_ref: str) -> AcquirerAnswer:
         """Finish the 3-D Secure challenge `challenge_ref` (the `reference` of card_authorize's
         CHALLENGE) with the customer's OTP: APPROVED or DECLINED. Without a challenge: DECLINED."""
@@ -277,6 +355,18 @@ class Acquirer(Protocol):
         it answers as the first time and reverses nothing twice. Raises AcquirerUnavailable
         (or AcquirerError) when it gave no answer: it is sent again later."""
 
+    # -- what it paid out: its settlements, read by refunds.settlements.fetching ----------------
+
+    def settlements_list(self, *, start: datetime | None, end: datetime | None, cursor: str = "") -> SettlementPage:
+        """One page of the settlements paid between `start` and `end` (either may be None: open),
+        SettlementFound items, `cursor` as the previous page answered it ("" for the first).
+        Raises AcquirerUnavailable (or AcquirerError) when it could not be asked; the fetch
+        resumes from the same cursor next time."""
+
+    def settlement_events(self, *, settlement_id: str, cursor: str = "") -> SettlementPage:
+        """One page of the events inside the settlement `settlement_id` (a SettlementFound's),
+        SettlementEventFound items. Raises as settlements_list."""
+
 
 class RealAcquirer:
     """The defaults of an acquirer that moves real money, for a real one to inherit: any VPA is
@@ -300,3 +390,17 @@ class RealAcquirer:
 
     def upi_vpa_check(self, vpa: str) -> str:
         return vpa
+
+    def card_fields(self) -> CardFields | None:
+        return None
+
+    def card_fields_open(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
+        raise AcquirerRefused(f"{self.name or 'this acquirer'} has no card fields of its own")
+
+    def settlements_list(self, *, start: datetime | None, end: datetime | None, cursor: str = "") -> SettlementPage:
+        """None reported: an acquirer whose settlement report the gateway does not read yet.
+        Its successful payments then show as never settled, which is what finance must see."""
+        return SettlementPage(items=())
+
+    def settlement_events(self, *, settlement_id: str, cursor: str = "") -> SettlementPage:
+        return SettlementPage(items=())

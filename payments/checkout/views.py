@@ -9,9 +9,10 @@ final. Who may see a page: access. What a page shows: display.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import wraps
 
 from django.conf import settings
-from django.http import HttpResponse, HttpResponseRedirect
+from django.http import HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
@@ -40,9 +41,10 @@ from payments.checkout.display import (
     upi_app_buttons,
     upi_link_of,
 )
-from payments.checkout.navigation import go_on
+from payments.checkout.navigation import go_on, step_url
 from payments.models import Payment
 from payments.services import hosted
+from payments.services.call_budget import CallBudgetSpent
 from payments.services.links import payment_link_customer_cancel, payment_link_of
 from payments.state import InvalidTransition
 from tokens.selectors import token_for_checkout
@@ -77,6 +79,8 @@ def _checkout_step(*, show_errors: bool = False, vpa: str = ""):
     step = _Step()
     try:
         yield step
+    except CallBudgetSpent:
+        raise  # not the step's error: the calm page instead (_calm_when_spent)
     except InvalidTransition:
         step.moved_on = True
     except GatewayError as exc:
@@ -120,6 +124,28 @@ def _refused(request, payment: Payment, mode: str):
     return render_methods(request, payment, open_method=mode, errors={"mode": [why]}, status=400)
 
 
+def _calm_when_spent(view):
+    """A checkout page that may ask the acquirer: past the session's or the attempt's budget of
+    calls (payments.services.call_budget) no call was made, and the customer sees the calm
+    page, in the checkout's look and language: what to do now, and nothing alarming. 429,
+    with Retry-After."""
+
+    @wraps(view)
+    def calm(request, payment_id: str, *args, **kwargs):
+        try:
+            return view(request, payment_id, *args, **kwargs)
+        except CallBudgetSpent as spent:
+            payment = granted_payment(request, payment_id)
+            payment.refresh_from_db()
+            response = render(request, "checkout/calm.html", page_context(
+                payment, scope=spent.scope, back_url=reverse("checkout:page", args=[payment_id])), status=429)
+            for name, value in spent.headers.items():
+                response[name] = value
+            return response
+
+    return calm
+
+
 # --- pages ----------------------------------------------------------------------------------
 
 set_language = checkout_page(require_POST(i18n_views.set_language))
@@ -143,6 +169,7 @@ def page(request, payment_id: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_POST
 def upi(request, payment_id: str):
     """UPI collect: the customer's UPI app is asked to approve; the waiting page follows."""
@@ -170,6 +197,7 @@ def upi(request, payment_id: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_POST
 def upi_intent(request, payment_id: str):
     """UPI by app or QR: the attempt's link from the acquirer (payments.services.upi,
@@ -201,6 +229,11 @@ def card(request, payment_id: str):
     payment = granted_payment(request, payment_id)
     if (refused := _refused(request, payment, M.CARD)) is not None:
         return refused
+    if settings.CARD_FORM_MODE == "processor":
+        # Cards are the processor's fields' here (card_fields): a number posted to our form
+        # anyway (a stale tab, a forged form) is neither kept nor sent on.
+        return render_methods(request, payment, open_method=M.CARD, status=400, errors={
+            "card_number": [_("Enter your card in the card fields below.")]})
     form = forms.CardForm(request.POST)
     errors, phone = _with_phone(request, payment, form)
     if errors:
@@ -213,6 +246,40 @@ def card(request, payment_id: str):
         if started.link:  # 3-D Secure on the issuer's own page; back through acquirer_return
             return HttpResponseRedirect(started.link, status=303)
     return go_on(payment)
+
+
+# What our own card form calls its fields: never posted to the processor's fields' view.
+OWN_CARD_FIELDS = ("card_number", "card_expiry", "card_cvv")
+
+
+@checkout_page
+@require_POST
+def card_fields(request, payment_id: str):
+    """CARD_FORM_MODE=processor: the customer pressed Pay beside the processor's own card fields
+    (static/checkout/card-fields.js). The attempt opens at the processor (hosted_card_fields_open)
+    and the page gets, as JSON, what the fields pay with and where the customer comes back to;
+    the fields then send the card from the browser to the processor. Nothing of the card is
+    posted here: a request carrying a field of our own card form is refused unread."""
+    payment = granted_payment(request, payment_id)
+    if any(name in request.POST for name in OWN_CARD_FIELDS):
+        return JsonResponse({"errors": {"card": [_("Card details are not taken here.")]}}, status=400)
+    if payment.status == S.PENDING and (why := refusal(payment, M.CARD)) is not None:
+        return JsonResponse({"errors": {"card": [why]}}, status=400)
+    phone = forms.CustomerPhoneForm(request.POST, payment=payment)
+    if not phone.is_valid():
+        return JsonResponse({"errors": {name: [str(message) for message in messages]
+                                        for name, messages in phone.errors.items()}}, status=400)
+    with _checkout_step(show_errors=True) as step:
+        _phone_keep(payment, phone)
+        session = hosted.hosted_card_fields_open(payment=payment)
+    if step.error is not None:
+        return JsonResponse({"errors": {"card": [step.error]}}, status=400)
+    if step.moved_on:  # another tab went on meanwhile: the page for where it is now
+        payment.refresh_from_db()
+        return JsonResponse({"next": step_url(payment) if not payment.is_final
+                             else reverse("checkout:result", args=[payment_id])}, status=409)
+    return JsonResponse({"paymentSessionId": session,
+                         "back": reverse("checkout:acquirer-return", args=[payment_id])})
 
 
 @checkout_page
@@ -281,6 +348,7 @@ def _bank_start(request, payment_id: str, mode: str, form_class, field: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_POST
 def netbanking(request, payment_id: str):
     """The customer picked a bank: on to the bank's page."""
@@ -288,6 +356,7 @@ def netbanking(request, payment_id: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_POST
 def wallet(request, payment_id: str):
     """The customer picked a wallet: on to the wallet's page."""
@@ -295,6 +364,7 @@ def wallet(request, payment_id: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_POST
 def transfer_start(request, payment_id: str):
     """NEFT, RTGS or cash challan: a reference is issued and the challan shown."""
@@ -316,6 +386,7 @@ def transfer_start(request, payment_id: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_GET
 def transfer(request, payment_id: str):
     """The printable challan: where to pay, the reference to quote, and until when."""
@@ -368,19 +439,22 @@ def status(request, payment_id: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_GET
 def acquirer_return(request, payment_id: str):
     """Where the acquirer brings the customer back from its own page (the issuer's 3-D Secure
     page, the bank's, the wallet's): the acquirer's status query decides what became of the
-    payment (hosted_acquirer_return); the redirect's own parameters are never read. Then the
-    result page, or the waiting page while the acquirer has no final answer yet."""
+    payment (hosted_customer_return: asked once in a while, however often the customer
+    reloads); the redirect's own parameters are never read. Then the result page, or the
+    waiting page while the acquirer has no final answer yet."""
     payment = granted_payment(request, payment_id)
     with _checkout_step(show_errors=True):  # being confirmed already, or moved on: go_on shows where
-        hosted.hosted_acquirer_return(payment=payment)
+        hosted.hosted_customer_return(payment=payment)
     return go_on(payment)
 
 
 @checkout_page
+@_calm_when_spent
 @require_POST
 def upi_change_method(request, payment_id: str):
     """The customer stops waiting for the UPI app and goes back to the methods (the request is

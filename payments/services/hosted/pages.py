@@ -18,8 +18,9 @@ from gateway.core.errors import ValidationError
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused
 from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import acquirer_answer_record
+from payments.services.call_budget import answer_keep, answer_recent, checkout_call_take
 from payments.services.hosted.steps import _claim, acquirer_call_release, step_answer_apply
-from payments.services.transitions import payment_note
+from payments.services.transitions import payment_attempt_abandon, payment_note
 from payments.state import InvalidTransition
 
 logger = logging.getLogger("payments.hosted")
@@ -34,7 +35,10 @@ ON_ACQUIRER_PAGE = "acquirer_page"
 # The money-moving step each method's return confirms, and the starts that can send the
 # customer away.
 RETURN_STEPS = {M.CARD: "card_verify_otp", M.NB: "bank_authorize", M.WALLET: "bank_authorize"}
-START_STEPS = ("card_authorize", "bank_redirect")
+# A card typed into the processor's own fields (payments.services.hosted.cards,
+# hosted_card_fields_open): the processor has the customer from the moment the attempt opens.
+CARD_FIELDS_STEP = "card_fields"
+START_STEPS = ("card_authorize", "bank_redirect", CARD_FIELDS_STEP)
 # How long a customer may stay on the acquirer's page before the payments sweep asks the
 # acquirer itself (acquirer_pages_reconcile): a 3-D Secure or bank page takes a minute or two.
 ACQUIRER_PAGE_PATIENCE = timedelta(minutes=3)
@@ -67,6 +71,12 @@ def acquirer_page_open(payment: Payment) -> bool:
                                  **{f"detail__{ON_ACQUIRER_PAGE}": True}).exists()
 
 
+def _card_fields_attempt(payment: Payment) -> bool:
+    """Whether the payment's current attempt is a card in the processor's own fields."""
+    return payment.payment_mode == M.CARD and payment.events.filter(
+        kind=PaymentEvent.Kind.ACQUIRER, detail__step=CARD_FIELDS_STEP, detail__attempt=payment.attempt).exists()
+
+
 def hosted_acquirer_return(*, payment: Payment) -> Payment:
     """The customer is back from the acquirer's page. Whatever the redirect said, the acquirer's
     status query (call_status) of the attempt's step decides, through the step's one claimed
@@ -74,7 +84,9 @@ def hosted_acquirer_return(*, payment: Payment) -> Payment:
     attempt. Not final at the acquirer yet (or not answered): the claim is kept, so nothing else
     asks meanwhile and the payments sweep asks the status query again
     (payments.services.cutoff); the customer waits. The acquirer knowing no such payment: the
-    claim is given back and the customer waits (its webhook may still come).
+    claim is given back and the customer waits (its webhook may still come), except for a card
+    in the processor's own fields, which then never reached it: the methods again (abandoned,
+    not a failure).
     Returns the payment as it now is; does nothing for a payment not on the acquirer's page.
     Raises InvalidTransition when the payment went final meanwhile, ValidationError while the
     step is being confirmed already (another tab, the sweep)."""
@@ -82,23 +94,64 @@ def hosted_acquirer_return(*, payment: Payment) -> Payment:
     if not acquirer_page_open(payment):
         return payment
     step = RETURN_STEPS[payment.payment_mode]
+    # A card in the processor's own fields has no challenge of ours: the processor's newest card
+    # payment of the order is the attempt's.
+    fields = _card_fields_attempt(payment)
     payment = _claim(payment, modes=(payment.payment_mode,), target=S.SUCCESS, field="status",
-                     challenge=payment.payment_mode == M.CARD)
+                     challenge=payment.payment_mode == M.CARD and not fields)
     try:
         answer = get_acquirer().call_status(payment=payment, step=step)
     except AcquirerRefused as exc:
         acquirer_call_release(payment.pk)
-        payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER,
-                     detail={"step": f"{step}_return", "outcome": "no such payment", "message": str(exc)[:200]})
+        _return_note_once(payment, {"step": f"{step}_return", "outcome": "no such payment",
+                                    "message": str(exc)[:200]})
+        if fields:
+            # The fields never sent the card to the processor (the customer's browser said no
+            # before, or left): nothing can have moved, so the methods again, not a failure. A
+            # card payment that reached the processor after all finds its attempt over and, if
+            # approved, is reversed (payments.services.reversals).
+            try:
+                payment_attempt_abandon(payment_id=payment.pk, modes=(M.CARD,),
+                                        reason="the card was not sent to the bank")
+            except InvalidTransition:
+                pass  # moved on meanwhile: go on from where it is
     except AcquirerError as exc:
         logger.info("payment %s back from the acquirer's page, not final there: %s", payment.sabpaisa_txn_id,
                     type(exc).__name__)
-        payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER,
-                     detail={"step": f"{step}_return", "outcome": "not final", "error": type(exc).__name__})
+        _return_note_once(payment, {"step": f"{step}_return", "outcome": "not final", "error": type(exc).__name__})
     else:
         step_answer_apply(payment, step, answer, recorded_as=f"{step}_return")
     payment.refresh_from_db()
     return payment
+
+
+def _return_note_once(payment: Payment, detail: dict) -> None:
+    """A return the acquirer had no final answer to, in the payment's story once per attempt and
+    outcome: a customer reloading the return, and the sweep asking every few minutes, add
+    nothing new to it."""
+    detail = {**detail, "attempt": payment.attempt}
+    if not payment.events.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__step=detail["step"],
+                                 detail__outcome=detail["outcome"], detail__attempt=payment.attempt).exists():
+        payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER, detail=detail)
+
+
+# The question, in the checkout's kept answers (payments.services.call_budget), of a return.
+RETURN_ASKED = "return_asked"
+
+
+def hosted_customer_return(*, payment: Payment) -> Payment:
+    """The customer's browser is back from the acquirer's page (the checkout's return view):
+    hosted_acquirer_return, a call of the checkout's budget, unless the acquirer was asked
+    about this attempt's return within CHECKOUT_ACQUIRER_ANSWER_SECONDS (a reload, the back
+    button, a second tab): then nothing is asked and nothing written, and the customer waits
+    for the answer the webhook or the payments sweep brings. Raises what
+    hosted_acquirer_return raises, and CallBudgetSpent before any call past the budget."""
+    payment.refresh_from_db()
+    if not acquirer_page_open(payment) or answer_recent(payment, RETURN_ASKED):
+        return payment
+    checkout_call_take(payment)
+    answer_keep(payment, RETURN_ASKED, True)
+    return hosted_acquirer_return(payment=payment)
 
 
 def acquirer_pages_reconcile(*, now=None, limit: int = 200) -> int:
