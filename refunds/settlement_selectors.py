@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
-from django.db.models import Count, F, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from gateway.core.errors import NotFound
@@ -90,8 +90,119 @@ def settlement_get_for_merchant(*, merchant: Merchant, public_id: str) -> Settle
 
 
 def settlement_lines_page(*, settlement: Settlement, page: int = 0, size: int = 100) -> list[SettlementLine]:
-    """One page of a settlement's lines in the order they were recorded, each with its payment
-    and refund (two joins, no query per line)."""
+    """One page of a settlement's lines in the order of the acquirer's event ids (read from the
+    (settlement, event id) unique index, however many lines), each with its payment and
+    refund (two joins, no query per line)."""
     offset = page * size
     return list(SettlementLine.objects.filter(settlement=settlement).select_related("payment", "refund")
-                .order_by("id")[offset:offset + size])
+                .order_by("processor_event_id")[offset:offset + size])
+
+
+# --- finance's console (gateway.console): every merchant ------------------------------------
+# (Their imports stand here, with them.)
+
+from django.db.models import ExpressionWrapper, IntegerField, OuterRef, Subquery  # noqa: E402
+from django.db.models.functions import Coalesce  # noqa: E402
+
+from refunds.models import ReconException  # noqa: E402
+
+OPEN = ReconException.Status.OPEN
+
+# The one rule a settlement's figures obey (refunds.settlements.arithmetic.expected_net), as SQL.
+EXPECTED_NET = ExpressionWrapper(
+    F("gross") - F("fees") - F("tax") - F("refunds") - F("chargebacks") + F("adjustments"),
+    output_field=IntegerField())
+
+
+def _open_exceptions_count():
+    """The settlement's open exceptions, counted by a subquery per settlement shown (the
+    queue's (status, ...) index), never a join over every exception."""
+    counted = (ReconException.objects.filter(settlement=OuterRef("pk"), status=OPEN).order_by()
+               .values("settlement").annotate(n=Count("id")).values("n"))
+    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+
+def settlements_for_console(*, merchant_code: str | None = None, from_day: date | None = None,
+                            to_day: date | None = None, matched: bool | None = None,
+                            short: bool = False) -> QuerySet:
+    """Every merchant's settlements, newest first, each with its merchant, `open_exceptions`
+    and `expected_net`, filtered by merchant, the day paid out (IST), whether a bank credit
+    matched it, and `short`: an open exception, no bank credit, or figures that do not add up.
+    The caller slices a page."""
+    queryset = Settlement.objects.select_related("merchant", "bank_line")
+    if merchant_code:
+        queryset = queryset.filter(merchant__code=merchant_code)
+    queryset = _paid_between(queryset, from_day, to_day)
+    if matched is not None:
+        queryset = queryset.filter(bank_line__isnull=not matched)
+    queryset = queryset.annotate(open_exceptions=_open_exceptions_count(), expected_net=EXPECTED_NET)
+    if short:
+        queryset = queryset.filter(Q(open_exceptions__gt=0) | Q(bank_line__isnull=True) | ~Q(net=F("expected_net")))
+    return _newest_first(queryset)
+
+
+def settlement_for_console(pk: int) -> Settlement | None:
+    return (Settlement.objects.select_related("merchant", "bank_line", "bank_line__statement")
+            .annotate(line_count=Count("lines"), expected_net=EXPECTED_NET).filter(pk=pk).first())
+
+
+def settlement_lines_for_console(settlement: Settlement) -> QuerySet:
+    """The settlement's lines in the acquirer's event order (its unique index), each with its
+    payment and refund; the caller slices a page."""
+    return (SettlementLine.objects.filter(settlement=settlement).select_related("payment", "refund")
+            .order_by("processor_event_id"))
+
+
+def settlement_lines_after(settlement: Settlement, *, after: str | None, limit: int) -> list[SettlementLine]:
+    """The next `limit` lines after event id `after` (None: from the first), for an export read
+    in chunks by its unique index: no server-side cursor, so it works behind a
+    transaction-mode pooler (settings.DATABASE_POOLER) and never holds a transaction open."""
+    queryset = settlement_lines_for_console(settlement)
+    if after is not None:
+        queryset = queryset.filter(processor_event_id__gt=after)
+    return list(queryset[:limit])
+
+
+def settlement_exceptions(settlement: Settlement) -> list[ReconException]:
+    """Every exception about the settlement or one of its lines, open first, with what each
+    names: one query."""
+    return list(ReconException.objects.filter(Q(settlement=settlement) | Q(line__settlement=settlement))
+                .select_related("payment", "refund", "line", "resolved_by")
+                .order_by("-status", "kind", "id")[:200])
+
+
+def recon_exceptions_for_console(*, status: str | None = OPEN, kind: str | None = None,
+                                 merchant_code: str | None = None, settlement_pk: int | None = None) -> QuerySet:
+    """The exceptions queue: newest first, each with everything its row names (one query a
+    page). status None: open and resolved."""
+    queryset = ReconException.objects.select_related("merchant", "settlement", "line", "payment", "refund",
+                                                     "bank_line", "resolved_by")
+    if status:
+        queryset = queryset.filter(status=status)
+    if kind:
+        queryset = queryset.filter(kind=kind)
+    if merchant_code:
+        queryset = queryset.filter(merchant__code=merchant_code)
+    if settlement_pk is not None:
+        queryset = queryset.filter(settlement_id=settlement_pk)
+    return queryset.order_by("-created_at", "-id")
+
+
+def recon_exception_for_console(pk: int) -> ReconException | None:
+    return (ReconException.objects.select_related("merchant", "settlement", "line", "line__settlement", "payment",
+                                                  "refund", "bank_line", "bank_line__statement", "resolved_by")
+            .filter(pk=pk).first())
+
+
+def recon_open_counts() -> dict:
+    """For the dashboard: open exceptions (capped at 1000) and paid settlements with no bank
+    credit matched, each counted over a LIMIT subquery."""
+    return {
+        "open_exceptions": ReconException.objects.filter(status=OPEN)[:1001].count(),
+        "unmatched_settlements": Settlement.objects.exclude(utr="").filter(bank_line__isnull=True)[:1001].count(),
+    }
+
+
+def recon_exception_kinds() -> dict[str, str]:
+    """Every kind of exception and its reason in words, in the model's order."""
+    return {str(value): str(label) for value, label in ReconException.Kind.choices}
