@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from django.urls import reverse
 
 from gateway.console.kit.display import money
-from refunds import settlement_selectors as selectors
+from refunds import selectors
 
 # What finance checks first, per kind (the kind's label, ReconException.Kind, is the reason itself).
 WHAT_TO_CHECK = {

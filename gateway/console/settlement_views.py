@@ -19,7 +19,7 @@ from gateway.console.kit.lists import PAGES_AHEAD, CappedCountPaginator
 from gateway.core.errors import ValidationError
 from gateway.platform import roles
 from gateway.platform.services import audit_record
-from refunds import settlement_selectors as selectors
+from refunds import selectors
 from refunds.settlements.exceptions import recon_exception_resolve
 from refunds.settlements.statements import MAX_BYTES, StatementInvalid, bank_statement_store
 

@@ -1,6 +1,6 @@
 """Finance's settlement pages: the list, one settlement's page, and the merchant's CSV of one
 settlement (docs/settlements.md, "Finance's console"). Reads go through
-refunds.settlement_selectors; nothing here writes but the audit of an export.
+refunds.selectors; nothing here writes but the audit of an export.
 
 "Why is this settlement short?" is answered on the settlement's page by `shortfall`: the
 settlement's figures in the one formula (net = gross − fees − tax − refunds − chargebacks
@@ -36,7 +36,7 @@ from django.urls import reverse
 from gateway.console.kit.days import local
 from gateway.console.kit.display import money
 from gateway.core.money import rupees_str
-from refunds import settlement_selectors as selectors
+from refunds import selectors
 
 LIST_PER_PAGE = 50
 LINES_PER_PAGE = 100
@@ -204,7 +204,7 @@ def settlement_export_filename(settlement) -> str:
 
 def settlement_export_rows(settlement) -> Iterator[list[str]]:
     """The merchant's CSV of one settlement, header first, its lines read EXPORT_CHUNK at a time
-    by event id (refunds.settlement_selectors.settlement_lines_after): no server-side cursor."""
+    by event id (refunds.selectors.settlement_lines_after): no server-side cursor."""
     public_id = settlement_public_id(settlement)
     code = settlement.merchant.code if settlement.merchant_id else ""
     utr = _text(settlement.utr)

@@ -22,7 +22,7 @@ from gateway.console.kit.display import money
 from gateway.core.errors import ValidationError
 from gateway.platform.models import Merchant
 from gateway.platform.services import audit_record
-from refunds import settlement_selectors
+from refunds import selectors as refund_selectors
 
 
 def dashboard_view(request):
@@ -30,7 +30,7 @@ def dashboard_view(request):
     context = {**admin.site.each_context(request), **dashboard_context(), "title": "Operations dashboard",
                "can_export": request.user.has_perm(roles.EXPORT_SETTLEMENT),
                # "Why is this settlement short?": the list of those short or in doubt, one click away.
-               "recon": settlement_selectors.recon_open_counts()
+               "recon": refund_selectors.recon_open_counts()
                if request.user.has_perm("refunds.view_settlement") else None}
     return TemplateResponse(request, "admin/console/dashboard.html", context)
 
