@@ -99,6 +99,20 @@ class RefundNotice:
 
 
 @dataclass(frozen=True)
+class CardFields:
+    """The processor's own card fields (Acquirer.card_fields): its script draws them inside the
+    checkout page and sends the card from the customer's browser straight to the processor, so
+    the number never reaches this service (CARD_FORM_MODE=processor). `script` is the address
+    the page loads it from; `origins` every origin that script needs (its own, its frames', the
+    API it calls), which the page's Content-Security-Policy allows beside 'self' and nothing
+    else; `options` what the page starts it with (strings, handed over as data attributes)."""
+
+    script: str
+    origins: tuple[str, ...]
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class SettlementFound:
     """One payout the acquirer reports (Acquirer.settlements_list): what it paid into the
     merchant's bank account under one UTR. Amounts in integer paise, as the acquirer stated
@@ -269,6 +283,20 @@ class Acquirer(Protocol):
         """Start a card payment: CHALLENGE (3-D Secure; `reference` is the challenge's id) or
         DECLINED."""
 
+    def card_fields(self) -> CardFields | None:
+        """The processor's own card fields, or None when it has none (the sandbox, whose card
+        network is the checkout's own form). Makes no call."""
+
+    def card_fields_open(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
+        """The customer pays by card in the processor's own fields (card_fields) for the
+        payment's current attempt: open the payment at the processor (its order, with
+        `return_url`) and answer PENDING with `reference`, what the fields pay it with (a bearer
+        for paying this one order, never stored). The card never comes here: the fields send it
+        to the processor, whose 3-D Secure page brings the customer back to `return_url`, where
+        call_status(step="card_verify_otp") decides (with no challenge_ref: the attempt's newest
+        card payment at the processor). Raises AcquirerRefused when it has no card fields or
+        would not open the payment, AcquirerError when it could not be asked (nothing started)."""
+
     def card_verify_otp(self, *, payment: Payment, otp: str, challenge_ref: str) -> AcquirerAnswer:
         """Finish the 3-D Secure challenge `challenge_ref` (the `reference` of card_authorize's
         CHALLENGE) with the customer's OTP: APPROVED or DECLINED. Without a challenge: DECLINED."""
@@ -381,6 +409,12 @@ class RealAcquirer:
 
     def upi_pending_sweep(self, *, now=None) -> int:
         return 0
+
+    def card_fields(self) -> CardFields | None:
+        return None
+
+    def card_fields_open(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
+        raise AcquirerRefused(f"{self.name or 'this acquirer'} has no card fields of its own")
 
     def settlements_list(self, *, start: datetime | None, end: datetime | None, cursor: str = "") -> SettlementPage:
         """None reported: an acquirer whose settlement report the gateway does not read yet.

@@ -31,6 +31,7 @@ import hashlib
 import logging
 from collections.abc import Callable
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.views.decorators.debug import sensitive_variables
@@ -40,6 +41,7 @@ from payments.acquirer.base import (
     AcquirerError,
     AcquirerRefused,
     AcquirerUnavailable,
+    CardFields,
     NoticeDelivery,
     Outcome,
     RealAcquirer,
@@ -338,6 +340,24 @@ class CashfreeAcquirer(RealAcquirer):
                               raw={"cf_payment_id": answer.cf_payment_id, "action": answer.action,
                                    "result": "3ds on the issuer's page", "last4": card.last4})
 
+    def card_fields(self) -> CardFields | None:
+        """Cashfree.js v3's card components (CASHFREE_JS_URL): the page starts it with
+        Cashfree({mode}) and pays with cashfree.pay({paymentMethod, paymentSessionId}). Its
+        origins: the script's own (its fields' frames) and the API's (CASHFREE_BASE_URL), which
+        the script calls with the payment session."""
+        origins = tuple(dict.fromkeys(_origin(url) for url in (settings.CASHFREE_JS_URL, settings.CASHFREE_BASE_URL)))
+        return CardFields(script=settings.CASHFREE_JS_URL, origins=origins,
+                          options={"mode": "production" if settings.IS_PRODUCTION else "sandbox"})
+
+    def card_fields_open(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
+        """The payment's order (created once, with `return_url`): its payment_session_id is what
+        Cashfree.js pays with. The card goes from Cashfree's fields to Cashfree in the browser;
+        no order pay of ours carries it. What Cashfree answers is read back by call_status
+        (card_verify_otp with no challenge: the order's newest card payment)."""
+        session = self._session(payment, return_url)
+        return AcquirerAnswer(Outcome.PENDING, reference=session,
+                              raw={"order_id": payment.sabpaisa_txn_id, "result": "card fields opened"})
+
     def card_verify_otp(self, *, payment: Payment, otp: str, challenge_ref: str) -> AcquirerAnswer:
         """The customer is back from the issuer's page. Whatever the page said (or `otp`, which
         Cashfree never sees), the answer is Cashfree's status of the challenge's payment."""
@@ -491,6 +511,11 @@ def cashfree_refund_id(refund_id: str) -> str:
     if 3 <= len(refund_id) <= 40:
         return refund_id
     return "gwr_" + hashlib.sha256(refund_id.encode()).hexdigest()[:32]
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _upi_id(found: cf.Payment) -> str:

@@ -35,6 +35,7 @@ from payments.acquirer.base import (
     AcquirerError,
     AcquirerRefused,
     AcquirerUnavailable,
+    CardFields,
     NoticeDelivery,
     Outcome,
     PaymentNotice,
@@ -201,6 +202,14 @@ class SandboxAcquirer:
                                   raw={"result": "declined", "last4": card.last4})
         return AcquirerAnswer(Outcome.CHALLENGE, reference=new_challenge_ref(), issuer=issuer,
                               raw={"result": "3ds challenge", "last4": card.last4, "acs": "sandbox-acs"})
+
+    def card_fields(self) -> CardFields | None:
+        # The sandbox's card network is the checkout's own form (CONTRACT.md's card inputs): it
+        # moves no money, so no number it takes is a real one.
+        return None
+
+    def card_fields_open(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
+        raise AcquirerRefused("the sandbox has no card fields of its own: the checkout's card form pays it")
 
     def card_verify_otp(self, *, payment: Payment, otp: str, challenge_ref: str) -> AcquirerAnswer:
         # The sandbox keeps no record of its challenges; like an ACS it refuses an OTP that
