@@ -346,3 +346,8 @@ def recon_open_counts() -> dict:
 def recon_exception_kinds() -> dict[str, str]:
     """Every kind of exception and its reason in words, in the model's order."""
     return {str(value): str(label) for value, label in ReconException.Kind.choices}
+
+
+def bank_statement_first_day(statement) -> date | None:
+    """The earliest date on a bank statement, None for an empty one."""
+    return statement.lines.order_by("date").values_list("date", flat=True).first()

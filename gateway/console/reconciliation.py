@@ -8,11 +8,21 @@ of exception means and what finance checks, and what each exception names, one c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.urls import reverse
+from django.utils import timezone
 
+from gateway.console.kit.days import day_start
 from gateway.console.kit.display import money
 from refunds import selectors
+from refunds.settlements.reconcile import reconcile
+
+# What an upload reconciles: the last month, as the hourly reconciliation does, and back to a
+# few days before the statement's first day (a settlement is paid into the bank a day or two
+# after it is made).
+RECONCILE_BACK = timedelta(days=31)
+STATEMENT_REACH_BACK = timedelta(days=7)
 
 # What finance checks first, per kind (the kind's label, ReconException.Kind, is the reason itself).
 WHAT_TO_CHECK = {
@@ -81,8 +91,20 @@ def evidence_rows(exception) -> list[tuple[str, str]]:
     return rows
 
 
-def reconcile_now() -> str:
-    """After a statement is in: what stands open now, in words, for the page's message."""
+def reconcile_after_upload(statement) -> str:
+    """Reconcile now that `statement` is in, over the last RECONCILE_BACK and back to a few
+    days before the statement's first day (a statement of an older month reaches the
+    settlements it pays), and say what came of it, in words, for the page's message. Called
+    outside any transaction (the reconciliation runs in one of its own)."""
+    now = timezone.now()
+    start = now - RECONCILE_BACK
+    first_day = selectors.bank_statement_first_day(statement)
+    if first_day is not None:
+        start = min(start, day_start(first_day) - STATEMENT_REACH_BACK)
+    result = reconcile(start=start, end=now)
+    found = ", ".join(f"{count} {kind_reason(kind).lower()}" for kind, count in result.found.items() if count)
     counts = selectors.recon_open_counts()
     open_text = "more than 1000" if counts["open_exceptions"] > 1000 else str(counts["open_exceptions"])
-    return f"{open_text} exceptions are open."
+    return (f"Reconciled: {result.bank_matched} settlement{'s' if result.bank_matched != 1 else ''} matched to "
+            f"a bank credit; {result.total} new exception{'s' if result.total != 1 else ''}"
+            f"{' (' + found + ')' if found else ''}; {open_text} open.")

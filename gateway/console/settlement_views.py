@@ -208,7 +208,7 @@ def statement_upload_view(request):
             except StatementInvalid as exc:
                 form.add_error("statement", f"Bank statement: {exc}")
             else:
-                found = reconciliation.reconcile_now()
+                found = reconciliation.reconcile_after_upload(statement)
                 lines = statement.lines.count()
                 if created:
                     messages.success(request, f"Read {lines} lines of {statement.name}. {found}")

@@ -208,22 +208,31 @@ def test_only_finance_resolves(as_role, world, role):
     assert ReconException.objects.get(pk=world.fee_exception.pk).status == "open"
 
 
-STATEMENT = b"Date,Narration,UTR,Amount\n21/11/2026,NEFT CASHFREE PAYMENTS,UTRSHORT1,\"1,234.50\"\n"
+# The short settlement's payout (₹467.28) as the bank printed it; nothing for the clean one.
+STATEMENT = b"Date,Narration,UTR,Amount\n21/11/2026,NEFT CASHFREE PAYMENTS,UTRSHORT1,467.28\n"
 
 
-def test_finance_uploads_a_bank_statement_once_and_it_is_audited(as_role, world):
+@pytest.mark.django_db(transaction=True)
+def test_finance_uploads_a_bank_statement_once_it_is_reconciled_and_audited(as_role, world):
     client = as_role("finance")
     assert 'data-testid="upload"' in html(client.get(UPLOAD))
     response = client.post(UPLOAD, {"statement": SimpleUploadedFile("hdfc-nov.csv", STATEMENT, "text/csv")},
                            follow=True)
-    assert "Read 1 lines of hdfc-nov.csv" in response.content.decode()
+    message = response.content.decode()
+    assert "Read 1 lines of hdfc-nov.csv. Reconciled: 1 settlement matched to a bank credit" in message
     statement = BankStatement.objects.get()
     line = statement.lines.get()
-    assert (line.amount, line.utr, statement.uploaded_by.username) == (123_450, "UTRSHORT1",
+    assert (line.amount, line.utr, statement.uploaded_by.username) == (46_728, "UTRSHORT1",
                                                                         response.wsgi_request.user.username)
+    assert Settlement.objects.get(pk=world.short.pk).bank_line_id == line.pk
+    # The clean settlement's payout is not on the statement, which runs past its day.
+    unmatched = ReconException.objects.get(kind="bank_unmatched")
+    assert unmatched.settlement_id == world.clean.pk
+    assert "The settlement&#x27;s UTR and net amount are not on the bank statement" in message
     assert AuditRecord.objects.get(action="bank_statement.upload").after["lines"] == 1
     again = client.post(UPLOAD, {"statement": SimpleUploadedFile("copy.csv", STATEMENT, "text/csv")}, follow=True)
     assert "uploaded before" in again.content.decode() and BankStatement.objects.count() == 1
+    assert ReconException.objects.filter(kind="bank_unmatched").count() == 1
 
 
 def test_a_statement_the_gateway_cannot_read_is_refused_naming_the_row_and_column(as_role, world):
