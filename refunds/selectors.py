@@ -123,7 +123,10 @@ from refunds.models import RefundEvent  # noqa: E402
 def refunds_stuck(*, created_before):
     """Refunds not final that are flagged for review or were created before `created_before`,
     oldest first."""
-    refunds = Refund.objects.select_related("payment", "merchant").exclude(status__in=Refund.FINAL_STATUSES)
+    # INITIATED is the one status that is not final, named as the partial index refund_initiated_created
+    # names it: "not SUCCESS or FAILED" is the same rows, but PostgreSQL cannot match it to the
+    # index's condition and read every refund instead (issue 30).
+    refunds = Refund.objects.select_related("payment", "merchant").filter(status=Refund.Status.INITIATED)
     return (refunds.filter(needs_review=True) | refunds.filter(created_at__lt=created_before)).order_by(
         "created_at", "pk")
 
