@@ -219,8 +219,8 @@ class Acquirer(Protocol):
 
     # Whether a UPI request it answered PENDING is asked about again with its status query each
     # period until it is final (payments.services.upi.upi_cut_off_requests): its final word
-    # comes by a notice (a webhook), which can be lost. The sandbox finishes its own PENDING
-    # answers (upi_pending_sweep) and says False.
+    # comes by a notice (a webhook), which can be lost. The sandbox, whose payer's bank
+    # finishes its own PENDING answers (payments.acquirer.sandbox.payer), says False.
     status_query_while_pending: bool
 
     def upi_vpa_check(self, vpa: str) -> str:
@@ -229,20 +229,6 @@ class Acquirer(Protocol):
         with a message the customer can act on, when this acquirer takes no request from it
         (the sandbox: anything but its test VPAs). A real acquirer accepts any VPA here; the
         payer's bank decides."""
-
-    def upi_pending(self, *, payment: Payment, payer_vpa: str) -> None:
-        """Called once upi_pay (or upi_status) answered PENDING for `payer_vpa`'s request and
-        that answer is recorded in the payment's story: whatever the acquirer itself does
-        while its final answer is awaited. A real acquirer: nothing (its callback, or the
-        status query of a cut-off request, brings the answer). The sandbox: its payer's bank
-        approves success@sandbox after a delay, and timeout@sandbox moves the payment's
-        deadline earlier. Never raises for an acquirer's trouble; called with no lock held."""
-
-    def upi_pending_sweep(self, *, now=None) -> int:
-        """The payments sweep calls this before anything expires: the acquirer finishes what
-        it left pending on its own side and could not be relied on to finish otherwise.
-        Returns how many payments it moved. A real acquirer: nothing (0). The sandbox: the
-        approvals of success@sandbox whose queued message was lost."""
 
     def upi_register(self, *, payment: Payment) -> AcquirerAnswer:
         """S2S: register a UPI QR / intent payment so the acquirer accepts it. PENDING or raises."""
@@ -384,9 +370,10 @@ class Acquirer(Protocol):
 
 class RealAcquirer:
     """The defaults of an acquirer that moves real money, for a real one to inherit: any VPA is
-    taken (the payer's bank decides), and nothing happens on the acquirer's own side while a
-    UPI answer is awaited (its callback, or the status query, brings it). An implementation
-    still provides every call of the Acquirer protocol that moves money or asks about it."""
+    taken (the payer's bank decides), and a UPI request it answered PENDING is asked about
+    again until it is final (its callback, or the status query, brings the answer). An
+    implementation still provides every call of the Acquirer protocol that moves money or asks
+    about it."""
 
     name = ""
     banks: dict[str, str] = {}
@@ -398,17 +385,11 @@ class RealAcquirer:
     # Its final word on a UPI request it answered PENDING comes by its callback (a webhook),
     # which can be lost: the payments sweep asks its status query about such a request each
     # period until it is final (payments.services.upi.upi_cut_off_requests). The sandbox,
-    # which finishes its own PENDING answers (upi_pending_sweep), leaves it unset.
+    # whose payer's bank finishes its own PENDING answers, leaves it unset.
     status_query_while_pending = True
 
     def upi_vpa_check(self, vpa: str) -> str:
         return vpa
-
-    def upi_pending(self, *, payment: Payment, payer_vpa: str) -> None:
-        return None
-
-    def upi_pending_sweep(self, *, now=None) -> int:
-        return 0
 
     def card_fields(self) -> CardFields | None:
         return None

@@ -177,9 +177,6 @@ def test_no_two_cashfree_test_files_define_the_same_fixture():
 # signal receivers, and fill in the one registry, the webhook event types. Anything else it
 # calls is a hook by which a higher module hands a lower one data at start.
 READY_MAY_CALL = {"checks.register", "post_migrate.connect", "connect_audit_receivers", "event_types_register"}
-# Still there, and whose: the sandbox's payer's bank belongs to the acquirer half of issue 27
-# (docs/architecture.md, "Where main still differs"). Drop it from here when it moves.
-HOOKS_LEFT_TO_MOVE = {"payer_bank_provide"}
 
 
 def test_no_app_fills_in_a_hook_at_start_but_the_event_type_registry():
@@ -197,16 +194,13 @@ def test_no_app_fills_in_a_hook_at_start_but_the_event_type_registry():
                         calls.setdefault(name, set()).add(str(path.relative_to(ROOT)))
     assert "event_types_register" in calls and "checks.register" in calls
     hooks = {name: paths for name, paths in calls.items()
-             if name not in READY_MAY_CALL | HOOKS_LEFT_TO_MOVE and not name.endswith(".connect")
+             if name not in READY_MAY_CALL and not name.endswith(".connect")
              and not name.startswith("super(")}
     assert not hooks, f"apps.py fills these in at start; hand the data down instead (D16): {hooks}"
     globals_ = {f"{path.relative_to(ROOT)}:{node.names}" for folder in ("gateway", *APPS)
                 for path in (ROOT / folder).rglob("*.py") if "migrations" not in path.parts
                 for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Global)}
-    expected = {"gateway/core/clientip.py:['_proxy_warned']"}
-    if HOOKS_LEFT_TO_MOVE:
-        expected.add("payments/acquirer/sandbox/acquirer.py:['_payer_bank']")
-    assert globals_ <= expected, globals_ - expected
+    assert globals_ <= {"gateway/core/clientip.py:['_proxy_warned']"}, globals_
 
 
 def test_the_console_reads_each_app_only_through_its_selectors():
