@@ -14,6 +14,14 @@ the test on any. Two places where Cashfree's description contradicts itself are 
 patched: PaymentEntity.payment_method (a oneOf whose branches all match, or none) and nulls
 where the schema asks for an object are left out of its answers, as the description allows.
 
+For the browser it also plays Cashfree's two pages a customer meets in the card fields' flow
+(not API calls, so not checked against the description): Cashfree.js, a local stand-in with the
+real script's interface (tests/acquirer_cashfree/cashfree_js/, at /js/v3/cashfree.js), whose
+fields pay by the order pay below; and the issuer's 3-D Secure page a card's order pay links to
+(/pg/view/card/{cf_payment_id}): OTP 123456 settles the payment SUCCESS, any other FAILED, then
+the customer goes to the order's return_url, as Cashfree sends it. `seen` keeps every request
+body the double received, for a test that follows the card number.
+
 It answers the endpoints client.py calls: POST /orders, GET /orders/{order_id},
 GET /orders/{order_id}/payments, POST /orders/sessions, POST /orders/{order_id}/refunds,
 GET /orders/{order_id}/refunds/{refund_id}, with Cashfree's headers: x-client-id and
@@ -167,6 +175,11 @@ _DISPUTE_WEBHOOK = {"CREATED": "DISPUTE_CREATED", "MERCHANT_WON": "DISPUTE_CLOSE
                     "MERCHANT_ACCEPTED": "DISPUTE_CLOSED"}
 _GROUPS = {"upi": "upi", "card": "credit_card", "netbanking": "net_banking", "app": "wallet",
            "banktransfer": "bank_transfer"}
+# The Cashfree.js stand-in's files, served at /js/v3/<name> (the real script's path).
+_CASHFREE_JS = Path(__file__).resolve().parent / "cashfree_js"
+_JS_FILES = {"cashfree.js": "text/javascript; charset=utf-8", "field.html": "text/html; charset=utf-8"}
+_ISSUER_PAGE = re.compile(r"^/pg/view/card/(?P<cf_payment_id>[0-9]+)$")
+ISSUER_OTP = "123456"
 
 
 class CashfreeDouble:
@@ -185,6 +198,7 @@ class CashfreeDouble:
         self.sessions: dict[str, str] = {}         # payment_session_id -> order_id
         self.idempotency: dict[str, tuple] = {}    # key -> (body, status, answer)
         self.calls: list[Call] = []
+        self.seen: list[bytes] = []                # every request body received, API or page
         self.deliveries: list[Delivery] = []
         self.violations: list[str] = []
         self.unavailable = False                   # True: every call answers 500 api_error
@@ -225,8 +239,17 @@ class CashfreeDouble:
 
     @property
     def base_url(self) -> str:
+        return f"{self.origin}{self.PREFIX}"
+
+    @property
+    def origin(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}{self.PREFIX}"
+        return f"http://{host}:{port}"
+
+    @property
+    def cashfree_js_url(self) -> str:
+        """Where the stand-in of Cashfree.js is served (CASHFREE_JS_URL in a test)."""
+        return f"{self.origin}/js/v3/cashfree.js"
 
     # -- Cashfree's side of a flow ---------------------------------------------------------------
 
@@ -411,6 +434,12 @@ class CashfreeDouble:
         length = int(request.headers.get("Content-Length") or 0)
         raw = request.rfile.read(length) if length else b""
         path = unquote(urlsplit(request.path).path)
+        with self.lock:
+            self.seen.append(raw)
+        if path.startswith("/js/v3/"):
+            return self._js_file(request, path.removeprefix("/js/v3/"))
+        if (page := _ISSUER_PAGE.match(path)) is not None:
+            return self._issuer_page(request, page["cf_payment_id"], raw)
         headers = {key.lower(): value for key, value in request.headers.items()}
         try:
             body = json.loads(raw, parse_float=Decimal) if raw else None
@@ -440,6 +469,46 @@ class CashfreeDouble:
             request.send_header("x-ratelimit-remaining", "0")
         request.end_headers()
         request.wfile.write(data)
+
+    @staticmethod
+    def _send(request: BaseHTTPRequestHandler, status: int, body: bytes, content_type: str,
+              headers: dict | None = None) -> None:
+        request.send_response(status)
+        request.send_header("Content-Type", content_type)
+        request.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            request.send_header(name, value)
+        request.end_headers()
+        request.wfile.write(body)
+
+    def _js_file(self, request: BaseHTTPRequestHandler, name: str) -> None:
+        if request.command != "GET" or name not in _JS_FILES:
+            return self._send(request, 404, b"not found", "text/plain")
+        return self._send(request, 200, (_CASHFREE_JS / name).read_bytes(), _JS_FILES[name],
+                          {"Cache-Control": "no-store"})
+
+    def _issuer_page(self, request: BaseHTTPRequestHandler, cf_payment_id: str, raw: bytes) -> None:
+        """The issuer's 3-D Secure page of a card payment: GET shows the OTP form; POST settles
+        the payment as the OTP says and sends the customer to the order's return_url."""
+        with self.lock:
+            payment = self.payments.get(cf_payment_id)
+            order = self.orders.get(payment["order_id"]) if payment else None
+        if payment is None or payment["payment_group"] != "credit_card":
+            return self._send(request, 404, b"no such card payment", "text/plain")
+        if request.command == "GET":
+            page = (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Issuer 3-D Secure</title></head>'
+                    f'<body><h1>Your bank: confirm the payment</h1><form method="post">'
+                    f'<label for="otp">One-time password</label> <input id="otp" name="otp" inputmode="numeric">'
+                    f'<button type="submit" data-issuer-submit>Confirm</button></form></body></html>')
+            return self._send(request, 200, page.encode(), "text/html; charset=utf-8")
+        from urllib.parse import parse_qs
+
+        otp = (parse_qs(raw.decode("utf-8", "replace")).get("otp") or [""])[0]
+        if payment["payment_status"] == "PENDING":
+            self.settle_payment(payment["order_id"], "SUCCESS" if otp == ISSUER_OTP else "FAILED",
+                                notify=bool(self.webhook_url))
+        back = (order["order_meta"].get("return_url") or "").replace("{order_id}", order["order_id"])
+        return self._send(request, 303, b"", "text/plain", {"Location": back})
 
     @staticmethod
     def _error(status: int, code: str, message: str, kind: str = "invalid_request_error") -> tuple[int, dict]:
