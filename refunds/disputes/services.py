@@ -17,11 +17,18 @@ from gateway.core.errors import NotFound, ServiceUnavailable, ValidationError
 from gateway.core.transactions import ensure_no_transaction
 from gateway.platform.services import audit_record
 from payments.acquirer import get_acquirer
-from payments.acquirer.base import Acquirer, AcquirerError, AcquirerRefused, AcquirerUnavailable, DisputeFound
+from payments.acquirer.base import (
+    Acquirer,
+    AcquirerError,
+    AcquirerRefused,
+    AcquirerUnavailable,
+    DisputeFound,
+    EvidenceFile,
+)
 from payments.services.notices import payment_for_order
-from refunds.disputes import selectors
+from refunds.disputes import evidence, selectors
 from refunds.disputes.transitions import Recorded, dispute_alert_raise, dispute_record
-from refunds.models import Dispute
+from refunds.models import Dispute, DisputeEvidence
 
 logger = logging.getLogger("refunds.disputes")
 
@@ -97,6 +104,31 @@ def dispute_accept(*, dispute: Dispute, actor, actor_name: str) -> Dispute:
     ValidationError when it refused."""
     return _answer(dispute, "accept", lambda acquirer: acquirer.dispute_accept(
         processor_id=dispute.processor_dispute_id), actor=actor, actor_name=actor_name, detail={})
+
+
+def dispute_evidence_send(*, dispute: Dispute, doc_type: str, filename: str, content: bytes, note: str = "",
+                          actor, actor_name: str) -> Dispute:
+    """Contest the dispute with one document: checked (refunds.disputes.evidence), stored out of
+    the web root, recorded (DisputeEvidence), sent to the processor, and the processor's answer
+    recorded as the merchant's answer (UNDER_REVIEW, as a rule). Call it outside any
+    transaction. Raises ValidationError naming `file` or `docType` for a refused file (nothing
+    stored or sent), DisputeNotAnswerable, ServiceUnavailable (the file is kept, marked unsent:
+    sending it again stores nothing twice)."""
+    if dispute.status not in Dispute.ANSWERABLE_STATUSES:
+        raise DisputeNotAnswerable(dispute, "contested")
+    checked = evidence.evidence_check(dispute=dispute, doc_type=doc_type, filename=filename, content=content)
+    stored_as = evidence.evidence_store(dispute=dispute, checked=checked)
+    row = DisputeEvidence.objects.create(dispute=dispute, doc_type=doc_type, filename=checked.filename,
+                                         content_type=checked.content_type, size=len(content), sha256=checked.sha256,
+                                         stored_as=stored_as, uploaded_by=actor_name[:150])
+    sent = EvidenceFile(doc_type=doc_type, filename=checked.filename, content_type=checked.content_type,
+                        content=checked.content, note=note[:500])
+    detail = {"docType": doc_type, "filename": checked.filename, "size": len(content), "sha256": checked.sha256}
+    answered = _answer(dispute, "evidence", lambda acquirer: acquirer.dispute_evidence_submit(
+        processor_id=dispute.processor_dispute_id, evidence=sent), actor=actor, actor_name=actor_name,
+        detail=detail)
+    DisputeEvidence.objects.filter(pk=row.pk).update(sent_at=timezone.now())
+    return answered
 
 
 def _refresh(acquirer: Acquirer, dispute: Dispute, *, source: str) -> None:

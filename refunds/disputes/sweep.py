@@ -24,11 +24,11 @@ from gateway.core import metrics
 from gateway.core.transactions import ensure_no_transaction
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import Acquirer, AcquirerError
-from refunds.disputes import selectors
+from refunds.disputes import evidence, selectors
 from refunds.disputes.services import dispute_take
 from refunds.disputes.state import InvalidDisputeTransition
 from refunds.disputes.transitions import dispute_alert_raise, dispute_record
-from refunds.models import Dispute, DisputeSweepMark
+from refunds.models import Dispute, DisputeEvidence, DisputeSweepMark
 
 logger = logging.getLogger("refunds.disputes")
 
@@ -113,3 +113,18 @@ def disputes_sweep(*, now: datetime | None = None, acquirer: Acquirer | None = N
     _ask(acquirer, now, result)
     result.alerts = deadline_alerts_raise(now=now)
     return result
+
+
+def evidence_files_purge(*, now: datetime | None = None, limit: int = 1000) -> int:
+    """Delete the evidence files whose retention has passed (refunds.disputes.evidence.RETENTION
+    after their dispute was decided; docs/security.md), keeping each row (type, name, size,
+    SHA-256, who sent it, when) with the dispute's story. Returns how many files went."""
+    now = now or timezone.now()
+    cutoff = now - evidence.RETENTION
+    rows = list(DisputeEvidence.objects.filter(dispute__status__in=Dispute.FINAL_STATUSES,
+                                               dispute__updated_at__lt=cutoff).exclude(stored_as="")
+                .values_list("pk", "stored_as")[:limit])
+    for pk, stored_as in rows:
+        evidence.evidence_delete(stored_as)
+        DisputeEvidence.objects.filter(pk=pk).update(stored_as="")
+    return len(rows)
