@@ -83,6 +83,10 @@ def disputes_awaiting(*, now: datetime | None = None, limit: int = 200) -> list[
                 .order_by(F("respond_by").asc(nulls_last=True), "id")[:limit])
 
 
+def disputes_awaiting_count() -> int:
+    return Dispute.objects.filter(status__in=Dispute.ANSWERABLE_STATUSES).count()
+
+
 def disputes_due_for_alert(*, now: datetime) -> list[int]:
     """Pks of disputes within ALERT_BEFORE of respond_by, answered neither way, not alerted yet."""
     return list(Dispute.objects.filter(status__in=Dispute.ANSWERABLE_STATUSES, deadline_alerted_at__isnull=True,
@@ -113,3 +117,8 @@ def payments_to_ask_about_disputes(*, after_pk: int, completed_since: datetime, 
     sweep's next batch to ask the acquirer about."""
     return list(Payment.objects.filter(status=Payment.Status.SUCCESS, completed_at__gte=completed_since,
                                        pk__gt=after_pk).order_by("pk")[:limit])
+
+
+def disputes_with_events(*, payment: Payment) -> list[Dispute]:
+    """The payment's disputes, oldest first, with their stories (the console's payment story)."""
+    return list(Dispute.objects.filter(payment=payment).prefetch_related("events").order_by("created_at", "id"))
