@@ -13,6 +13,13 @@ def disputes_sweep_task() -> int:
         return sweep.disputes_sweep().alerts
 
 
+@shared_task(name="refunds.dispute_tasks.dispute_deadlines_task", ignore_result=True)
+def dispute_deadlines_task() -> int:
+    """Raise the deadline alert of disputes now within 48 h of respond_by with no answer."""
+    with sweep_timed("dispute-deadlines"):
+        return sweep.deadline_alerts_raise()
+
+
 @shared_task(name="refunds.dispute_tasks.dispute_evidence_purge_task", ignore_result=True)
 def dispute_evidence_purge_task() -> int:
     """Delete evidence files past their retention (docs/security.md, "Data retention")."""

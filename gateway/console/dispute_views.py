@@ -47,7 +47,7 @@ def time_left(respond_by: datetime | None, now: datetime) -> str:
 
 def dispute_row(dispute: Dispute, now: datetime) -> dict:
     due_soon = (dispute.status in Dispute.ANSWERABLE_STATUSES and dispute.respond_by is not None
-                and dispute.respond_by <= now + selectors.ALERT_BEFORE)
+                and dispute.respond_by <= now + selectors.ALERT_WINDOW)
     return {"dispute": dispute, "amount": money(dispute.amount), "respond_by": short_time(dispute.respond_by),
             "time_left": time_left(dispute.respond_by, now) if not dispute.is_final else "decided",
             "due_soon": due_soon, "status": dispute.status.upper()}

@@ -8,6 +8,8 @@
    whole window is asked about every few runs: a lost DISPUTE_CREATED is caught too.
 3. Raise the deadline alert of every dispute within 48 h of respond_by with no answer
    (refunds.disputes.transitions.dispute_alert_raise), and set the gauges the alert rule reads.
+   This step also runs alone every minute (`deadline_alerts_raise`, beat entry
+   "disputes-deadlines"): it reads the database only.
 
 Each step calls the acquirer with nothing held, one dispute or payment at a time, and one that
 fails (the processor unreachable) is left for the next run: nothing here raises for it.
@@ -48,6 +50,13 @@ class SweepResult:
     errors: list[str] = field(default_factory=list)
 
 
+def _news(found, dispute: Dispute) -> bool:
+    """Whether the processor's reading may say something the dispute's row does not: another
+    status, or a change time after the one recorded (or none to compare)."""
+    return (found.status != dispute.status or found.updated_at is None or dispute.processor_updated_at is None
+            or found.updated_at > dispute.processor_updated_at)
+
+
 def _refresh(acquirer: Acquirer, dispute_pk: int, result: SweepResult) -> None:
     dispute = Dispute.objects.get(pk=dispute_pk)
     if dispute.acquirer != acquirer.name:
@@ -57,6 +66,9 @@ def _refresh(acquirer: Acquirer, dispute_pk: int, result: SweepResult) -> None:
         return
     try:
         found = acquirer.dispute_get(processor_id=dispute.processor_dispute_id)
+        if not _news(found, dispute):
+            Dispute.objects.filter(pk=dispute_pk).update(synced_at=timezone.now())
+            return
         dispute_record(payment_pk=dispute.payment_id, acquirer=acquirer.name, found=found, source="sweep")
         # Read now, whether or not anything changed (dispute_record writes only a change).
         Dispute.objects.filter(pk=dispute_pk).update(synced_at=timezone.now())
@@ -80,7 +92,10 @@ def _ask(acquirer: Acquirer, now: datetime, result: SweepResult) -> None:
             last = payments[payments.index(payment) - 1].pk if payments.index(payment) else mark.last_payment_pk
             break
         result.payments_asked += 1
+        known = {d.processor_dispute_id: d for d in Dispute.objects.filter(payment=payment, acquirer=acquirer.name)}
         for found in found_all:
+            if found.processor_id in known and not _news(found, known[found.processor_id]):
+                continue  # as recorded: no lock taken for nothing
             try:
                 recorded = dispute_take(acquirer=acquirer, found=found, source="sweep")
             except InvalidDisputeTransition as exc:

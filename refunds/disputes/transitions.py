@@ -180,16 +180,16 @@ def _answered(dispute: Dispute, answer: dict, now: datetime, actor_name: str) ->
 @transaction.atomic(durable=True)
 def dispute_alert_raise(*, dispute_pk: int, now: datetime | None = None) -> bool:
     """Mark the deadline alert fired for a dispute still awaiting its answer within the alert
-    window of respond_by (refunds.disputes.selectors.ALERT_BEFORE), with an event in its story.
+    window of respond_by (refunds.disputes.selectors.ALERT_WINDOW), with an event in its story.
     False when it no longer needs one (answered, decided, alerted already)."""
-    from refunds.disputes.selectors import ALERT_BEFORE
+    from refunds.disputes.selectors import ALERT_WINDOW
 
     now = now or timezone.now()
     payment_pk = Dispute.objects.values_list("payment_id", flat=True).get(pk=dispute_pk)
     lock_payment(payment_pk)
     dispute = lock_dispute(dispute_pk)
     if (dispute.status not in Dispute.ANSWERABLE_STATUSES or dispute.deadline_alerted_at is not None
-            or dispute.respond_by is None or dispute.respond_by > now + ALERT_BEFORE):
+            or dispute.respond_by is None or dispute.respond_by > now + ALERT_WINDOW):
         return False
     dispute.deadline_alerted_at = now
     dispute.save(update_fields=["deadline_alerted_at", "updated_at"])
