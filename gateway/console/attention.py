@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from payments import selectors as payment_selectors
 from refunds import selectors as refund_selectors
-from refunds.disputes import selectors as dispute_selectors
+import refunds.disputes.selectors as dispute_selectors
 from webhooks import selectors as webhook_selectors
 
 LIST_LIMIT = 50

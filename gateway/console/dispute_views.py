@@ -10,7 +10,6 @@ from datetime import datetime
 from datetime import timezone as dt_timezone
 
 from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
 from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -21,15 +20,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 from gateway.console.kit.display import money, short_time
 from gateway.core.errors import GatewayError
 from gateway.platform import roles
-from payments.acquirer import get_acquirer
-from payments.acquirer.base import AcquirerError
-from payments.acquirer.sandbox import disputes as sandbox_disputes
-from payments.acquirer.sandbox.acquirer import SandboxAcquirer
-from payments.models import Payment
-from refunds.disputes import selectors
-from refunds.disputes.evidence import max_bytes
-from refunds.disputes.services import dispute_accept, dispute_evidence_send, dispute_take
-from refunds.models import Dispute
+import refunds.disputes.selectors as selectors
+from refunds.disputes.services import (
+    dispute_accept,
+    dispute_evidence_send,
+    dispute_sandbox_open,
+    evidence_max_bytes,
+    sandbox_disputes_offered,
+)
 
 VIEW_DISPUTE = "refunds.view_dispute"
 
@@ -45,8 +43,8 @@ def time_left(respond_by: datetime | None, now: datetime) -> str:
     return f"overdue by {text}" if late else f"{text} left"
 
 
-def dispute_row(dispute: Dispute, now: datetime) -> dict:
-    due_soon = (dispute.status in Dispute.ANSWERABLE_STATUSES and dispute.respond_by is not None
+def dispute_row(dispute, now: datetime) -> dict:
+    due_soon = (dispute.status in dispute.ANSWERABLE_STATUSES and dispute.respond_by is not None
                 and dispute.respond_by <= now + selectors.ALERT_WINDOW)
     return {"dispute": dispute, "amount": money(dispute.amount), "respond_by": short_time(dispute.respond_by),
             "time_left": time_left(dispute.respond_by, now) if not dispute.is_final else "decided",
@@ -60,8 +58,7 @@ def disputes_view(request):
     if request.method == "POST":
         return _open_test_dispute(request)
     awaiting = [dispute_row(d, now) for d in selectors.disputes_awaiting(now=now)]
-    others = [dispute_row(d, now) for d in Dispute.objects.select_related("merchant", "payment")
-              .exclude(status__in=Dispute.ANSWERABLE_STATUSES).order_by("-updated_at", "-id")[:100]]
+    others = [dispute_row(d, now) for d in selectors.disputes_not_awaiting(limit=100)]
     context = {**admin.site.each_context(request), "title": "Disputes", "awaiting": awaiting, "others": others,
                "at_risk": selectors.disputes_at_risk(now=now), "at_risk_amount": None,
                "can_open_test": _can_open_test(request.user)}
@@ -70,8 +67,7 @@ def disputes_view(request):
 
 
 def _can_open_test(user) -> bool:
-    return (not settings.IS_PRODUCTION and isinstance(get_acquirer(), SandboxAcquirer)
-            and user.has_perm(roles.ANSWER_DISPUTE))
+    return sandbox_disputes_offered() and user.has_perm(roles.ANSWER_DISPUTE)
 
 
 def _open_test_dispute(request):
@@ -80,18 +76,13 @@ def _open_test_dispute(request):
         roles.permission_require(request.user, roles.ANSWER_DISPUTE, "Opening a test dispute")
         raise Http404("test disputes are the sandbox's, in staging")
     txn = request.POST.get("sabpaisaTxnId", "").strip()
-    payment = Payment.objects.filter(sabpaisa_txn_id=txn).first()
     try:
-        if payment is None:
-            raise AcquirerError(f"no payment {txn!r}")
-        acquirer = get_acquirer()
-        recorded = dispute_take(acquirer=acquirer, found=sandbox_disputes.dispute_open(payment=payment),
-                                source="console test dispute")
-    except (AcquirerError, GatewayError) as exc:
-        messages.error(request, f"No test dispute opened: {exc}")
+        dispute = dispute_sandbox_open(sabpaisa_txn_id=txn)
+    except GatewayError as exc:
+        messages.error(request, f"No test dispute opened: {exc.message}")
         return HttpResponseRedirect(reverse("console:disputes"))
-    messages.success(request, f"Test dispute {recorded.dispute.dispute_id} opened on {txn}.")
-    return HttpResponseRedirect(reverse("console:dispute", args=[recorded.dispute.dispute_id]))
+    messages.success(request, f"Test dispute {dispute.dispute_id} opened on {txn}.")
+    return HttpResponseRedirect(reverse("console:dispute", args=[dispute.dispute_id]))
 
 
 class EvidenceForm(forms.Form):
@@ -99,14 +90,14 @@ class EvidenceForm(forms.Form):
     file = forms.FileField(label="File (PDF, PNG or JPEG)")
     note = forms.CharField(required=False, max_length=500, widget=forms.TextInput)
 
-    def __init__(self, *args, dispute: Dispute, **kwargs):
+    def __init__(self, *args, dispute, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["doc_type"].choices = [(item.get("code"), item.get("code")) for item in dispute.preferred_evidence]
-        self.fields["file"].help_text = f"At most {max_bytes() // (1024 * 1024)} MiB; checked by its content."
+        self.fields["file"].help_text = f"At most {evidence_max_bytes() // (1024 * 1024)} MiB; checked by its content."
 
 
-def _dispute(dispute_id: str) -> Dispute:
-    dispute = Dispute.objects.select_related("merchant", "payment").filter(dispute_id=dispute_id).first()
+def _dispute(dispute_id: str):
+    dispute = selectors.dispute_by_id(dispute_id)
     if dispute is None:
         raise Http404("no such dispute")
     return dispute
@@ -116,7 +107,7 @@ def dispute_view(request, dispute_id: str):
     roles.permission_require(request.user, VIEW_DISPUTE, "A dispute's page")
     dispute = _dispute(dispute_id)
     now = timezone.now()
-    can_answer = request.user.has_perm(roles.ANSWER_DISPUTE) and dispute.status in Dispute.ANSWERABLE_STATUSES
+    can_answer = request.user.has_perm(roles.ANSWER_DISPUTE) and dispute.status in dispute.ANSWERABLE_STATUSES
     context = {**admin.site.each_context(request), "title": f"Dispute {dispute.dispute_id}",
                "row": dispute_row(dispute, now), "dispute": dispute,
                "events": list(dispute.events.all()), "files": list(dispute.evidence_files.all()),
@@ -126,7 +117,7 @@ def dispute_view(request, dispute_id: str):
     return TemplateResponse(request, "admin/console/dispute.html", context)
 
 
-def _answered(request, dispute: Dispute, answer) -> HttpResponseRedirect:
+def _answered(request, dispute, answer) -> HttpResponseRedirect:
     try:
         updated = answer()
     except GatewayError as exc:
@@ -156,5 +147,5 @@ def dispute_evidence_view(request, dispute_id: str):
     upload = form.cleaned_data["file"]
     return _answered(request, dispute, lambda: dispute_evidence_send(
         dispute=dispute, doc_type=form.cleaned_data["doc_type"], filename=upload.name or "",
-        content=upload.read(max_bytes() + 1), note=form.cleaned_data["note"], actor=request.user,
+        content=upload.read(evidence_max_bytes() + 1), note=form.cleaned_data["note"], actor=request.user,
         actor_name=request.user.get_username()))

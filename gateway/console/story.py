@@ -27,7 +27,7 @@ from gateway.console.kit.days import local
 from gateway.console.kit.display import money
 from gateway.platform.models import AuditRecord
 from refunds import selectors as refund_selectors
-from refunds.disputes import selectors as dispute_selectors
+import refunds.disputes.selectors as dispute_selectors
 from tokens import selectors as token_selectors
 from webhooks import selectors as webhook_selectors
 

@@ -23,7 +23,7 @@ from gateway.core.errors import ValidationError
 from gateway.platform.models import Merchant
 from gateway.platform.services import audit_record
 from refunds import selectors as refund_selectors
-from refunds.disputes import selectors as dispute_selectors
+import refunds.disputes.selectors as dispute_selectors
 
 
 def dashboard_view(request):

@@ -126,3 +126,14 @@ def payments_to_ask_about_disputes(*, after_pk: int, completed_since: datetime, 
 def disputes_with_events(*, payment: Payment) -> list[Dispute]:
     """The payment's disputes, oldest first, with their stories (the console's payment story)."""
     return list(Dispute.objects.filter(payment=payment).prefetch_related("events").order_by("created_at", "id"))
+
+
+def dispute_by_id(dispute_id: str) -> Dispute | None:
+    """Any merchant's dispute by disputeId (the console's page)."""
+    return Dispute.objects.select_related("merchant", "payment").filter(dispute_id=dispute_id).first()
+
+
+def disputes_not_awaiting(*, limit: int = 100) -> list[Dispute]:
+    """Disputes under review or decided, the latest changed first (the console's second list)."""
+    return list(Dispute.objects.select_related("merchant", "payment")
+                .exclude(status__in=Dispute.ANSWERABLE_STATUSES).order_by("-updated_at", "-id")[:limit])

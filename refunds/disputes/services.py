@@ -143,3 +143,37 @@ def dispute_for_merchant_or_404(*, merchant, dispute_id: str) -> Dispute:
     if not dispute_id.startswith("dsp_") or len(dispute_id) > 32:
         raise NotFound(f"no dispute {dispute_id}")
     return selectors.dispute_get_for_merchant(merchant=merchant, dispute_id=dispute_id)
+
+
+# -- staff's console (gateway/console/dispute_views.py) ------------------------------------------
+
+def evidence_max_bytes() -> int:
+    return evidence.max_bytes()
+
+
+def sandbox_disputes_offered() -> bool:
+    """Whether staff may open a test dispute: staging, with the sandbox as the acquirer."""
+    from django.conf import settings
+
+    from payments.acquirer.sandbox.acquirer import SandboxAcquirer
+
+    # Asked by the acquirer's type, never its name (tests/acquirers).
+    return not settings.IS_PRODUCTION and isinstance(get_acquirer(), SandboxAcquirer)
+
+
+def dispute_sandbox_open(*, sabpaisa_txn_id: str) -> Dispute:
+    """Staging: the sandbox's customer disputes the successful payment `sabpaisa_txn_id` now
+    (docs/sandbox.md, "Disputes"), recorded as any processor's dispute. Raises ValidationError
+    naming the field when there is no such payment or it cannot be disputed."""
+    from payments.acquirer.sandbox import disputes as sandbox_disputes
+
+    if not sandbox_disputes_offered():
+        raise ValidationError("test disputes are the sandbox's, in staging", field="sabpaisaTxnId")
+    payment = payment_for_order(sabpaisa_txn_id)
+    if payment is None:
+        raise NotFound(f"no payment {sabpaisa_txn_id}")
+    try:
+        found = sandbox_disputes.dispute_open(payment=payment)
+    except AcquirerRefused as exc:
+        raise ValidationError(str(exc), field="sabpaisaTxnId") from None
+    return dispute_take(acquirer=get_acquirer(), found=found, source="console test dispute").dispute

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from gateway.platform.models import AuditRecord
 from payments.acquirer.sandbox import disputes as sandbox_disputes
-from payments.models import Payment, SandboxDispute
+from payments.models import Payment, SandboxDispute  # noqa: F401
 from refunds.disputes.sweep import disputes_sweep
 from refunds.models import Dispute
 from tests.support.factories import make_success_payment
