@@ -245,6 +245,15 @@ def _paise(value: Any) -> int | None:
 # x-ratelimit-limit it announces (payments.acquirer.limits).
 DOCUMENTED_CALLS_PER_MINUTE = 200
 LIMIT_SHARE = 0.75
+# Of each window of that limit, the share new orders may take (payments.acquirer.limits,
+# call_permit's `share`): the rest is for the order pays, status queries and refunds that
+# finish payments already started.
+NEW_ORDER_SHARE = 0.5
+# How long a call may wait for the next window of the account's limit before it is refused
+# (LimitReached, Retry-After). Not the whole call's time: in a burst every waiting call holds a
+# web worker, and the requests behind them queue until they time out (benchmarks/acquirer_burst.py:
+# with the ten seconds of a whole call, 118 of 180 requests got no answer within a minute).
+LIMIT_WAIT_SECONDS = 1.0
 
 
 class _Throttled(Exception):
@@ -325,8 +334,10 @@ class CashfreeClient:
             body["order_expiry_time"] = expires_at.isoformat()
         if note:
             body["order_note"] = note
+        # A new order is followed by its order pay: it may take only part of a window of the
+        # account's limit, so that the order pays of orders already made find room in a burst.
         return self._call("POST", "/orders", body=body, idempotency_key=idempotency_key,
-                          read=self._order)
+                          read=self._order, limit_share=NEW_ORDER_SHARE)
 
     def get_order(self, order_id: str) -> Order:
         return self._call("GET", f"/orders/{quote(order_id, safe='')}", read=self._order)
@@ -590,13 +601,16 @@ class CashfreeClient:
         return headers
 
     @sensitive_variables("kwargs")
-    def _call(self, method: str, path: str, **kwargs) -> Any:
+    def _call(self, method: str, path: str, *, limit_share: float = 1.0, **kwargs) -> Any:
         """One call within the account's shared outbound limit (payments.acquirer.limits), the
         whole of it, waits included, within `timeout`: a 429 is asked again once after its
         x-ratelimit-retry when that fits; otherwise LimitReached (no answer, Retry-After)."""
         budget = time.monotonic() + self.timeout
         for attempt in (1, 2):
-            call_permit(self._client_id, calls_per_minute=self.calls_per_minute, deadline=budget)
+            # Waiting for the limit's next window holds the caller (a web worker, in S2S) for
+            # at most LIMIT_WAIT_SECONDS of its time: past that it is refused with Retry-After.
+            call_permit(self._client_id, calls_per_minute=self.calls_per_minute, share=limit_share,
+                        deadline=min(budget, time.monotonic() + LIMIT_WAIT_SECONDS))
             try:
                 return self._call_once(method, path, **kwargs)
             except _Throttled as throttled:
