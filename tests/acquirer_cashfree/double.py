@@ -164,6 +164,15 @@ _ROUTES = [
     ("GET", re.compile(r"^/orders/(?P<order_id>[^/]+)/refunds/(?P<refund_id>[^/]+)$"),
      "/orders/{order_id}/refunds/{refund_id}", True),
 ]
+# Disputes (docs/disputes.md): the double keeps them too, and answers these four as Cashfree would.
+_ROUTES += [
+    ("GET", re.compile(r"^/orders/(?P<order_id>[^/]+)/disputes$"), "/orders/{order_id}/disputes", True),
+    ("GET", re.compile(r"^/disputes/(?P<dispute_id>[^/]+)$"), "/disputes/{dispute_id}", True),
+    ("PUT", re.compile(r"^/disputes/(?P<dispute_id>[^/]+)/accept$"), "/disputes/{dispute_id}/accept", True),
+    ("POST", re.compile(r"^/disputes/(?P<dispute_id>[^/]+)/documents$"), "/disputes/{dispute_id}/documents", True),
+]
+_DISPUTE_WEBHOOK = {"CREATED": "DISPUTE_CREATED", "MERCHANT_WON": "DISPUTE_CLOSED", "MERCHANT_LOST": "DISPUTE_CLOSED",
+                    "MERCHANT_ACCEPTED": "DISPUTE_CLOSED"}
 _GROUPS = {"upi": "upi", "card": "credit_card", "netbanking": "net_banking", "app": "wallet",
            "banktransfer": "bank_transfer"}
 # The Cashfree.js stand-in's files, served at /js/v3/<name> (the real script's path).
@@ -185,6 +194,7 @@ class CashfreeDouble:
         self.orders: dict[str, dict] = {}
         self.payments: dict[str, dict] = {}        # cf_payment_id -> PaymentEntity
         self.refunds: dict[tuple, dict] = {}       # (order_id, refund_id) -> RefundEntity
+        self.disputes: dict[str, dict] = {}        # dispute_id -> DisputesEntity (+ "_documents")
         self.sessions: dict[str, str] = {}         # payment_session_id -> order_id
         self.idempotency: dict[str, tuple] = {}    # key -> (body, status, answer)
         self.calls: list[Call] = []
@@ -209,6 +219,9 @@ class CashfreeDouble:
                 double._handle(self)
 
             def do_POST(self):
+                double._handle(self)
+
+            def do_PUT(self):
                 double._handle(self)
 
             def log_message(self, *args):
@@ -307,6 +320,69 @@ class CashfreeDouble:
             data["error_details"] = payment["error_details"]
         return {"data": data, "event_time": _now(), "type": kind}
 
+    # -- disputes: a customer disputes a payment; Cashfree's side of its life --------------------
+
+    def open_dispute(self, order_id: str, *, dispute_type: str = "CHARGEBACK", amount: int | None = None,
+                     respond_by: datetime | None = None, notify: bool = True) -> dict:
+        """A dispute against the order's paid attempt, needing the merchant's answer by
+        `respond_by` (default: 7 days); with `notify`, its DISPUTE_CREATED webhook is delivered."""
+        with self.lock:
+            order = self.orders[order_id]
+            paid = next(p for p in (self.payments[i] for i in order["_payments"]) if p["payment_status"] == "SUCCESS")
+            dispute_id = str(next(self._ids))
+            respond_by = respond_by or datetime.now(_IST) + timedelta(days=7)
+            entity = {
+                "dispute_id": int(dispute_id), "dispute_type": dispute_type, "reason_code": "13.1",
+                "reason_description": "Merchandise / Services Not Received",
+                "dispute_amount": rupees(amount) if amount is not None else order["order_amount"],
+                "dispute_amount_currency": "INR", "created_at": _now(), "updated_at": _now(),
+                "respond_by": respond_by.astimezone(_IST).isoformat(timespec="seconds"),
+                "resolved_at": "9999-09-09T00:00:00", "dispute_status": f"{dispute_type}_CREATED",
+                "cf_dispute_remarks": "Dispute is created, please take action",
+                "preferred_evidence": [{"document_type": "Delivery/Service Proof",
+                                        "document_description": "Proof that the customer received the goods."},
+                                       {"document_type": "Refund Proof",
+                                        "document_description": "Proof that the amount was refunded."}],
+                "dispute_evidence": [],
+                "order_details": {"order_id": order_id, "order_currency": "INR", "order_amount": order["order_amount"],
+                                  "cf_payment_id": paid["cf_payment_id"], "payment_currency": "INR",
+                                  "payment_amount": paid["payment_amount"]},
+                "customer_details": {"customer_name": order["customer_details"].get("customer_name") or "Asha Rao",
+                                     "customer_phone": order["customer_details"].get("customer_phone") or "9876543210",
+                                     "customer_email": order["customer_details"].get("customer_email")
+                                     or "asha@example.in"},
+            }
+            self.disputes[dispute_id] = entity
+            snapshot = json.loads(json.dumps(entity, default=str))
+        if notify:
+            self.send_webhook(self.dispute_webhook(snapshot))
+        return snapshot
+
+    def move_dispute(self, dispute_id: str, stage: str, *, notify: bool = True) -> dict:
+        """The dispute reaches `stage` (DOCS_RECEIVED, UNDER_REVIEW, MERCHANT_WON, MERCHANT_LOST,
+        INSUFFICIENT_EVIDENCE ...), its type kept; with `notify`, its webhook is delivered."""
+        with self.lock:
+            entity = self.disputes[str(dispute_id)]
+            entity["dispute_status"] = f"{entity['dispute_type']}_{stage}"
+            entity["updated_at"] = _now()
+            if stage.startswith("MERCHANT_"):
+                entity["resolved_at"] = _now()
+            snapshot = json.loads(json.dumps(entity, default=str))
+        if notify:
+            self.send_webhook(self.dispute_webhook(snapshot))
+        return snapshot
+
+    def dispute_webhook(self, entity: dict, kind: str | None = None) -> dict:
+        """Cashfree's dispute webhook (its docs' sample: data.dispute, data.order_details,
+        data.customer_details; `dispute_action_on` beside the entity's fields)."""
+        stage = entity["dispute_status"][len(entity["dispute_type"]) + 1:]
+        dispute = {k: v for k, v in entity.items() if k not in ("order_details", "customer_details",
+                                                                "preferred_evidence", "dispute_evidence")}
+        dispute["dispute_action_on"] = "MERCHANT" if stage in ("CREATED", "INSUFFICIENT_EVIDENCE") else "CASHFREE"
+        return {"data": {"dispute": dispute, "order_details": entity["order_details"],
+                         "customer_details": entity["customer_details"]},
+                "event_time": _now(), "type": kind or _DISPUTE_WEBHOOK.get(stage, "DISPUTE_UPDATED")}
+
     def refund_webhook(self, refund: dict) -> dict:
         return {"data": {"refund": refund}, "event_time": _now(), "type": "REFUND_STATUS_WEBHOOK"}
 
@@ -315,8 +391,16 @@ class CashfreeDouble:
         """POST `payload` to `url` (default: webhook_url), signed as Cashfree signs; checked
         against the description's PaymentWebhook / RefundWebhook schema first. `body` sends
         those exact bytes instead (a replay); `timestamp` and `secret` forge or age it."""
-        schema = "RefundWebhook" if "refund" in payload.get("data", {}) else "PaymentWebhook"
-        self._check(f"webhook {payload.get('type')}", description().schema_errors(schema, payload))
+        if "dispute" in payload.get("data", {}):
+            # The description has no dispute webhook schema: its dispute is the DisputesEntity of
+            # the dispute calls (with Cashfree's dispute_action_on beside it), checked as that.
+            data = payload["data"]
+            entity = {**{k: v for k, v in data["dispute"].items() if k != "dispute_action_on"},
+                      "order_details": data["order_details"], "customer_details": data["customer_details"]}
+            self._check(f"webhook {payload.get('type')}", description().schema_errors("DisputesEntity", entity))
+        else:
+            schema = "RefundWebhook" if "refund" in payload.get("data", {}) else "PaymentWebhook"
+            self._check(f"webhook {payload.get('type')}", description().schema_errors(schema, payload))
         body = body if body is not None else json.dumps(payload, separators=(",", ":")).encode()
         timestamp = timestamp or str(int(time.time() * 1000))
         headers = {"Content-Type": "application/json", "x-webhook-timestamp": timestamp,
@@ -361,6 +445,8 @@ class CashfreeDouble:
             body = json.loads(raw, parse_float=Decimal) if raw else None
         except ValueError:
             body = None
+        if headers.get("content-type", "").startswith("multipart/form-data"):
+            body = _form_fields(headers["content-type"], raw)
         if self.throttled is not None:
             status, answer, template = 429, {"message": "Too many requests", "code": "request_limit_exceeded",
                                              "type": "rate_limit_error"}, None
@@ -572,6 +658,64 @@ class CashfreeDouble:
         if refund is None:
             return self._error(404, "refund_not_found", "refund not found")
         return 200, refund
+
+
+    def _orders_order_id_disputes(self, params: dict, body: Any) -> tuple[int, Any]:
+        if params["order_id"] not in self.orders:
+            return self._error(404, "order_not_found", "order not found")
+        return 200, [self._public(d) for d in self.disputes.values()
+                     if d["order_details"]["order_id"] == params["order_id"]]
+
+    def _dispute(self, params: dict) -> dict | None:
+        return self.disputes.get(params["dispute_id"])
+
+    def _disputes_dispute_id(self, params: dict, body: Any) -> tuple[int, Any]:
+        dispute = self._dispute(params)
+        if dispute is None:
+            return self._error(404, "dispute_not_found", "dispute not found")
+        return 200, self._public(dispute)
+
+    def _disputes_dispute_id_accept(self, params: dict, body: Any) -> tuple[int, Any]:
+        dispute = self._dispute(params)
+        if dispute is None:
+            return self._error(404, "dispute_not_found", "dispute not found")
+        stage = dispute["dispute_status"][len(dispute["dispute_type"]) + 1:]
+        if stage not in ("CREATED", "INSUFFICIENT_EVIDENCE", "MERCHANT_ACCEPTED"):
+            return self._error(400, "dispute_invalid", f"dispute is {dispute['dispute_status']}")
+        dispute.update(dispute_status=f"{dispute['dispute_type']}_MERCHANT_ACCEPTED", updated_at=_now(),
+                       resolved_at=_now())
+        return 200, self._public(dispute)
+
+    def _disputes_dispute_id_documents(self, params: dict, body: Any) -> tuple[int, Any]:
+        dispute = self._dispute(params)
+        if dispute is None:
+            return self._error(404, "dispute_not_found", "dispute not found")
+        if not isinstance(body, dict) or "file" not in body or not body.get("doc_type"):
+            return self._error(400, "document_invalid", "file and doc_type are required")
+        stage = dispute["dispute_status"][len(dispute["dispute_type"]) + 1:]
+        if stage not in ("CREATED", "INSUFFICIENT_EVIDENCE", "DOCS_RECEIVED"):
+            return self._error(400, "dispute_invalid", f"dispute is {dispute['dispute_status']}")
+        filename, content = body["file"]
+        dispute["dispute_evidence"].append({"document_id": next(self._ids) % 10**6, "document_name": filename,
+                                            "document_type": body["doc_type"]})
+        dispute.setdefault("_documents", []).append(content)
+        dispute.update(dispute_status=f"{dispute['dispute_type']}_DOCS_RECEIVED", updated_at=_now())
+        return 200, [self._public(dispute)]
+
+
+def _form_fields(content_type: str, raw: bytes) -> dict:
+    """A multipart/form-data body's fields: text as str, a file as (file name, bytes)."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    message = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw)
+    fields: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        filename = part.get_filename()
+        payload = part.get_payload(decode=True)
+        fields[name] = (filename, payload) if filename is not None else payload.decode()
+    return fields
 
 
 # -- the fixture ---------------------------------------------------------------------------------
