@@ -209,12 +209,12 @@ def test_reading_costs_the_same_few_queries_however_many_settlements_and_lines(a
     from django.test.utils import CaptureQueriesContext
 
     def queries(path) -> int:
+        _get(api, merchant, path)  # the key read again once (a merchant row saved since forgets it)
         with CaptureQueriesContext(connection) as captured:
             assert _get(api, merchant, path).status_code == 200
         return len(captured)
 
     few = make_settlement(merchant, day=day(20), processor_id="FEW", payments=[make_success_payment(merchant)])
-    _get(api, merchant, "/api/v2/settlements")  # the key is cached from here on
     listed_one = queries("/api/v2/settlements")
     one_line = queries(f"/api/v2/settlements/stl_{few.pk}")
     many = make_settlement(merchant, day=day(21), processor_id="MANY",
