@@ -225,6 +225,8 @@ def settlements_page_for_merchant(*, merchant: Merchant, from_day: date | None =
     queryset = _paid_between(Settlement.objects.filter(merchant=merchant), from_day, to_day)
     offset = page * size
     settlements = list(_newest_first(queryset.annotate(line_count=Count("lines")))[offset:offset + size])
+    for settlement in settlements:
+        settlement.merchant = merchant  # the record names it: no query per settlement
     # As the refund list: the count only when the page does not show where the list ends.
     if settlements and len(settlements) < size or (not settlements and offset == 0):
         total = offset + len(settlements)
