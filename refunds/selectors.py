@@ -47,11 +47,20 @@ def payment_paid_amount(payment: Payment) -> int:
     return payment.paid_amount or payment.amount
 
 
+def refund_remaining_amount(payment: Payment) -> int:
+    """Paid, less every refund that has not FAILED, less what disputes lost or accepted took back
+    (refunds.disputes.selectors.payment_disputed_debit): a refund must not return money the
+    customer already had back through their bank. Exact only under the payment's lock."""
+    from refunds.disputes.selectors import payment_disputed_debit
+
+    return payment_paid_amount(payment) - refund_committed_amount(payment) - payment_disputed_debit(payment)
+
+
 def refundable_amount(payment: Payment) -> int:
-    """Paise that may still be refunded: paid, less every refund that has not FAILED."""
+    """Paise that may still be refunded (refund_remaining_amount); 0 unless the payment succeeded."""
     if payment.status != Payment.Status.SUCCESS:
         return 0
-    return max(0, payment_paid_amount(payment) - refund_committed_amount(payment))
+    return max(0, refund_remaining_amount(payment))
 
 
 def payment_get_for_merchant(*, merchant: Merchant, sabpaisa_txn_id: str) -> Payment:
@@ -216,6 +225,8 @@ def settlements_page_for_merchant(*, merchant: Merchant, from_day: date | None =
     queryset = _paid_between(Settlement.objects.filter(merchant=merchant), from_day, to_day)
     offset = page * size
     settlements = list(_newest_first(queryset.annotate(line_count=Count("lines")))[offset:offset + size])
+    for settlement in settlements:
+        settlement.merchant = merchant  # the record names it: no query per settlement
     # As the refund list: the count only when the page does not show where the list ends.
     if settlements and len(settlements) < size or (not settlements and offset == 0):
         total = offset + len(settlements)

@@ -98,6 +98,76 @@ class RefundNotice:
     answer: AcquirerAnswer | None
 
 
+# -- disputes (chargebacks): the processor's cases against a payment, as neutral values -----------
+
+# Where a dispute stands, in the gateway's own words (refunds.disputes.state holds its table);
+# an acquirer's package maps its processor's statuses onto these, in one place.
+DISPUTE_OPEN = "open"                      # raised; the processor has not asked the merchant yet
+DISPUTE_NEEDS_RESPONSE = "needs_response"  # the merchant must answer (evidence or accept) by respond_by
+DISPUTE_UNDER_REVIEW = "under_review"      # answered (evidence in); the processor or network decides
+DISPUTE_WON = "won"                        # decided for the merchant
+DISPUTE_LOST = "lost"                      # decided for the customer: the amount is taken back
+DISPUTE_ACCEPTED = "accepted"              # the merchant accepted it: the amount is taken back
+DISPUTE_STATUSES = (DISPUTE_OPEN, DISPUTE_NEEDS_RESPONSE, DISPUTE_UNDER_REVIEW, DISPUTE_WON, DISPUTE_LOST,
+                    DISPUTE_ACCEPTED)
+# What kind of case it is (the card networks' and NPCI's stages).
+DISPUTE_KINDS = ("dispute", "chargeback", "retrieval", "pre_arbitration", "arbitration")
+
+
+@dataclass(frozen=True)
+class DisputeEvidenceType:
+    """A kind of document the processor prefers for a dispute (its `preferred_evidence`)."""
+
+    code: str          # what is sent back with the file (Cashfree's document_type)
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class DisputeFound:
+    """One dispute as the processor states it, in neutral values: what its dispute calls answer
+    and what its dispute notices carry, built by one function in the acquirer's package.
+
+    `order_ref` names the payment as the gateway named it to the acquirer (its sabpaisaTxnId).
+    Times are aware (UTC or with their own offset); `respond_by` None: the processor set none."""
+
+    processor_id: str
+    order_ref: str
+    status: str               # one of DISPUTE_STATUSES
+    processor_status: str     # the processor's own word, for people and the story
+    kind: str                 # one of DISPUTE_KINDS
+    amount: int | None        # paise
+    reason_code: str = ""
+    reason_text: str = ""
+    respond_by: datetime | None = None
+    opened_at: datetime | None = None
+    updated_at: datetime | None = None
+    resolved_at: datetime | None = None
+    remarks: str = ""
+    preferred_evidence: tuple[DisputeEvidenceType, ...] = ()
+    evidence: tuple[str, ...] = ()   # names of the documents the processor holds
+    raw: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DisputeNotice:
+    """An acquirer's word, by its own delivery, that a dispute was raised, changed or closed."""
+
+    dispute: DisputeFound
+
+    @property
+    def order_ref(self) -> str:
+        return self.dispute.order_ref
+
+
+@dataclass(frozen=True)
+class EvidenceFile:
+    """A document that contests a dispute, checked by the gateway before it is sent."""
+
+    doc_type: str       # a DisputeEvidenceType.code the dispute asked for
+    filename: str
+    content_type: str   # application/pdf, image/png or image/jpeg
+    content: bytes
+    note: str = ""
 @dataclass(frozen=True)
 class CardFields:
     """The processor's own card fields (Acquirer.card_fields): its script draws them inside the
@@ -327,7 +397,7 @@ class Acquirer(Protocol):
         NoticeRejected (NoticeNotFresh, NoticeMalformed) otherwise. Has no storage: the inbound
         door records each delivered body once."""
 
-    def notice_parse(self, payload: dict) -> PaymentNotice | RefundNotice | None:
+    def notice_parse(self, payload: dict) -> PaymentNotice | RefundNotice | DisputeNotice | None:
         """A verified delivery's content as neutral values, carrying the answer the status query
         or the refund call would give for the same state; None: a delivery the gateway has no use
         for (another event type)."""
@@ -346,6 +416,26 @@ class Acquirer(Protocol):
 
     def amount_from_acquirer(self, value) -> int:
         """An amount as the acquirer writes it, in paise. Exact or ValueError (never rounded)."""
+
+    # -- disputes (chargebacks) raised against payments it carried -------------------------------
+
+    def disputes_of(self, *, payment: Payment) -> list[DisputeFound]:
+        """Every dispute the processor holds against `payment` (none: an empty list). Asked by
+        the disputes sweep, since a dispute notice can be lost. Raises AcquirerUnavailable when
+        it could not be asked."""
+
+    def dispute_get(self, *, processor_id: str) -> DisputeFound:
+        """The dispute as it stands now. Raises AcquirerRefused when the processor has no such
+        dispute, AcquirerUnavailable when it could not be asked."""
+
+    def dispute_accept(self, *, processor_id: str) -> DisputeFound:
+        """Accept the dispute (the merchant will not contest it): the dispute as it then stands.
+        Accepting one already accepted answers the same. Raises AcquirerRefused when the
+        processor will not take it (already decided), AcquirerUnavailable when not answered."""
+
+    def dispute_evidence_submit(self, *, processor_id: str, evidence: EvidenceFile) -> DisputeFound:
+        """Send one document contesting the dispute: the dispute as it then stands. Raises
+        AcquirerRefused when the processor refuses it, AcquirerUnavailable when not answered."""
 
     def reverse(self, *, payment: Payment, bank_rrn: str, amount: int, reversal_id: str) -> AcquirerAnswer:
         """Give back (void, or refund at once where it has settled) the approval `bank_rrn` of
@@ -396,6 +486,22 @@ class RealAcquirer:
 
     def card_fields_open(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
         raise AcquirerRefused(f"{self.name or 'this acquirer'} has no card fields of its own")
+
+    # A processor whose API reports no disputes (none of its own, or not yet carried here): it
+    # holds none against any payment, and there is nothing of its to answer. Cashfree overrides
+    # all four; a new acquirer inherits these until it carries its processor's dispute calls.
+
+    def disputes_of(self, *, payment: Payment) -> list[DisputeFound]:
+        return []
+
+    def dispute_get(self, *, processor_id: str) -> DisputeFound:
+        raise AcquirerRefused(f"{self.name or 'this acquirer'} reports no disputes: no dispute {processor_id}")
+
+    def dispute_accept(self, *, processor_id: str) -> DisputeFound:
+        raise AcquirerRefused(f"{self.name or 'this acquirer'} reports no disputes: no dispute {processor_id}")
+
+    def dispute_evidence_submit(self, *, processor_id: str, evidence: EvidenceFile) -> DisputeFound:
+        raise AcquirerRefused(f"{self.name or 'this acquirer'} reports no disputes: no dispute {processor_id}")
 
     def settlements_list(self, *, start: datetime | None, end: datetime | None, cursor: str = "") -> SettlementPage:
         """None reported: an acquirer whose settlement report the gateway does not read yet.

@@ -35,6 +35,9 @@ from payments.acquirer.base import (
     AcquirerRefused,
     AcquirerUnavailable,
     CardFields,
+    DisputeFound,
+    DisputeNotice,
+    EvidenceFile,
     NoticeDelivery,
     Outcome,
     PaymentNotice,
@@ -45,7 +48,7 @@ from payments.acquirer.base import (
 from payments.cards import CardInput
 from payments.models import Payment, SandboxAcquirerCall
 
-from . import notices, payer, settlements
+from . import disputes, notices, payer, settlements
 
 UPI_SUCCESS_VPA = "success@sandbox"
 UPI_FAILURE_VPA = "failure@sandbox"
@@ -239,6 +242,20 @@ class SandboxAcquirer:
     def refund_ref(self, refund_id: str) -> str:
         return refund_id
 
+    # -- its disputes (disputes.py: the test amounts and staff's test disputes) -----------------
+
+    def disputes_of(self, *, payment: Payment) -> list[DisputeFound]:
+        return disputes.disputes_of(payment)
+
+    def dispute_get(self, *, processor_id: str) -> DisputeFound:
+        return disputes.dispute_get(processor_id)
+
+    def dispute_accept(self, *, processor_id: str) -> DisputeFound:
+        return disputes.dispute_accept(processor_id)
+
+    def dispute_evidence_submit(self, *, processor_id: str, evidence: EvidenceFile) -> DisputeFound:
+        return disputes.dispute_evidence_submit(processor_id, evidence)
+
     # -- its payouts (settlements.py): T+1, fees and GST, from its own records ----------------
 
     def settlements_list(self, *, start, end, cursor: str = "") -> SettlementPage:
@@ -252,7 +269,7 @@ class SandboxAcquirer:
     def notice_verify(self, *, headers, raw_body: bytes) -> NoticeDelivery:
         return notices.notice_verify(headers=headers, raw_body=raw_body)
 
-    def notice_parse(self, payload: dict) -> PaymentNotice | RefundNotice | None:
+    def notice_parse(self, payload: dict) -> PaymentNotice | RefundNotice | DisputeNotice | None:
         return notices.notice_parse(payload)
 
     def notice_confirm(self, *, payment: Payment, notice: PaymentNotice) -> AcquirerAnswer | None:
