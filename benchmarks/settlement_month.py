@@ -135,7 +135,7 @@ def _payments(month: Month, count: int, merchant_ids: list[int], days: int, pref
     }
     params = [merchant_ids, mcount, f"{prefix}{seed % 100:02d}", f"{prefix}{seed % 100:02d}", seed]
     params += [month.start, mcount, days] * 4
-    month.payments = _insert_from(Payment, varying, "generate_series(0, %s) AS i", params + [count - 1])
+    month.payments = _insert_from(Payment, varying, "generate_series(0::bigint, %s::bigint) AS i", params + [count - 1])
 
 
 def _refunds(month: Month, refund_every: int) -> None:

@@ -359,3 +359,15 @@ def test_in_production_the_card_page_loads_cashfrees_script_and_nothing_else_fro
     assert policy["frame-src"] == "https://sdk.cashfree.com https://api.cashfree.com"
     assert policy["connect-src"] == "'self' https://sdk.cashfree.com https://api.cashfree.com"
     assert "'unsafe-inline'" not in policy["script-src"] and "nonce" not in policy["script-src"]
+
+
+def test_in_production_our_own_form_with_the_pci_declaration_loads_nothing_of_cashfrees(
+        on_cashfree, cashfree, customer, settings):
+    """CARD_FORM_MODE=own (production only beside PCI_DSS_COMPLIANT=true, checked at start):
+    today's form, and the page's policy names no processor's origin."""
+    settings.GATEWAY_ENV, settings.IS_PRODUCTION = "production", True
+    settings.CARD_FORM_MODE, settings.PCI_DSS_COMPLIANT = "own", True
+    response = customer.get(page(customer.payment), secure=True)
+    methods = response.content.decode()
+    assert 'name="card_number"' in methods and "data-card-fields" not in methods and "cashfree.js" not in methods
+    assert "cashfree.com" not in response["Content-Security-Policy"]
