@@ -446,6 +446,11 @@ class CashfreeDouble:
                          "customer_details": entity["customer_details"]},
                 "event_time": _now(), "type": kind or _DISPUTE_WEBHOOK.get(stage, "DISPUTE_UPDATED")}
 
+    def settlement_webhook(self, cf_settlement_id: str) -> dict:
+        """The description's SettlementWebhook of a payout `settle` made."""
+        entity = {k: v for k, v in self.settlements[str(cf_settlement_id)].items() if k != "_events"}
+        return {"data": {"settlement": entity}, "event_time": _now(), "type": "SETTLEMENT_WEBHOOK"}
+
     def refund_webhook(self, refund: dict) -> dict:
         return {"data": {"refund": refund}, "event_time": _now(), "type": "REFUND_STATUS_WEBHOOK"}
 
@@ -461,6 +466,8 @@ class CashfreeDouble:
             entity = {**{k: v for k, v in data["dispute"].items() if k != "dispute_action_on"},
                       "order_details": data["order_details"], "customer_details": data["customer_details"]}
             self._check(f"webhook {payload.get('type')}", description().schema_errors("DisputesEntity", entity))
+        elif "settlement" in payload.get("data", {}):
+            self._check(f"webhook {payload.get('type')}", description().schema_errors("SettlementWebhook", payload))
         else:
             schema = "RefundWebhook" if "refund" in payload.get("data", {}) else "PaymentWebhook"
             self._check(f"webhook {payload.get('type')}", description().schema_errors(schema, payload))
