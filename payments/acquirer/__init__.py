@@ -37,6 +37,9 @@ IMPLEMENTATIONS = {
     "cashfree": Implementation(adapter="payments.acquirer.cashfree.acquirer.CashfreeAcquirer",
                                settings_check="payments.acquirer.cashfree.checks.problems",
                                docs="docs/going-live.md", moves_money=True),
+    "razorpay": Implementation(adapter="payments.acquirer.razorpay.acquirer.RazorpayAcquirer",
+                               settings_check="payments.acquirer.razorpay.checks.problems",
+                               docs="docs/going-live.md", moves_money=True),
 }
 
 

@@ -25,6 +25,7 @@ from payments.acquirer.base import (
 )
 from payments.models import Payment
 from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - a fixture of CashfreeHarness
+from tests.acquirer_razorpay.double import razorpay_double  # noqa: F401 - a fixture of RazorpayHarness
 from tests.acquirers.harnesses import HARNESSES
 from tests.support.factories import make_merchant, make_payment
 
