@@ -285,9 +285,9 @@ CELERY_BEAT_SCHEDULE = {
                         "options": {"expires": 30.0}},
     "idempotency-cleanup": {"task": "payments.tasks.idempotency_records_cleanup", "schedule": 3600.0},
     "refunds-pending": {"task": "refunds.tasks.refunds_pending_sweep", "schedule": 30.0},
-    # Cashfree's settlements of the last three days, hourly (docs/settlements.md); idempotent.
-    "settlements-cashfree-fetch": {"task": "refunds.settlement_tasks.cashfree_settlements_fetch_task",
-                                   "schedule": 3600.0},
+    # The acquirer's settlements of the last three days, hourly (docs/settlements.md); resumable
+    # and idempotent.
+    "settlements-fetch": {"task": "refunds.settlement_tasks.settlements_fetch_task", "schedule": 3600.0},
     # Late approvals' reversals whose message was lost or whose acquirer call erred.
     "reversals-pending": {"task": "payments.tasks.reversals_pending_sweep", "schedule": 30.0},
     # Data retention (gateway/platform/retention.py has the table): each run deletes in short batches.

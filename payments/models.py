@@ -434,3 +434,51 @@ class AcquirerNotice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.acquirer} {self.event_type} {self.status}"
+
+
+class SandboxSettlement(models.Model):
+    """The sandbox acquirer's own payouts (payments.acquirer.sandbox.settlements): what it
+    would have paid a merchant for one day's payments, T+1, less its fees and 18 % GST on them,
+    less refunds, under a UTR of its own. Read back through the protocol
+    (Acquirer.settlements_list) like a real acquirer's report. Amounts in paise."""
+
+    settlement_id = models.CharField(max_length=64, unique=True)
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="+")
+    utr = models.CharField(max_length=64)
+    period_start = models.DateTimeField()
+    period_end = models.DateTimeField()
+    gross = models.BigIntegerField()
+    fees = models.BigIntegerField()
+    tax = models.BigIntegerField()
+    net = models.BigIntegerField()
+    settled_at = models.DateTimeField(db_index=True)
+    # The faults it was told to carry (staging's demonstration switch), for the record.
+    faults = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["merchant", "period_start"],
+                                               name="sandbox_settlement_one_per_day")]
+
+
+class SandboxSettlementEvent(models.Model):
+    """One event inside a sandbox payout: a payment it approved, a refund it made, as
+    SettlementEventFound reads it. Signed amount only for an adjustment. A refund is recorded
+    when the sandbox makes it, with no settlement yet: the next day's payout deducts it."""
+
+    settlement = models.ForeignKey(SandboxSettlement, on_delete=models.CASCADE, related_name="events",
+                                   null=True, blank=True)
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="+")
+    event_id = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16)
+    amount = models.BigIntegerField()
+    fee = models.BigIntegerField(default=0)
+    tax = models.BigIntegerField(default=0)
+    order_ref = models.CharField(max_length=64, blank=True)
+    refund_ref = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        # An event id is the sandbox's own, one per payment or refund (a fault may add others).
+        constraints = [models.UniqueConstraint(fields=["event_id"], name="sandbox_settlement_event_unique")]
+        indexes = [models.Index(fields=["merchant", "settlement", "created_at"], name="sandbox_event_pending")]

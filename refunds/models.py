@@ -165,6 +165,11 @@ class Settlement(models.Model):
     status = models.CharField(max_length=32, blank=True, default="")
     settled_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The reconciliation's word (refunds.settlements.reconcile): the bank credit this payout
+    # arrived as (same UTR, same net), None while none is; when it last looked.
+    bank_line = models.ForeignKey("BankStatementLine", on_delete=models.SET_NULL, related_name="settlements",
+                                  null=True, blank=True)
+    reconciled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -220,3 +225,149 @@ class SettlementLine(models.Model):
             models.CheckConstraint(condition=Q(refund__isnull=True) | Q(kind="refund"),
                                    name="settlement_line_refund_only_on_refund"),
         ]
+
+
+class MerchantFeeRate(models.Model):
+    """What a merchant agreed to pay the acquirer for one payment method: a percentage (in basis
+    points, 1 bp = 0.01 %) of the amount and/or a fixed fee in paise, plus 18 % GST on the fee.
+    `method` is a Payment.Mode, or empty for every method the merchant has no row of its own for.
+    The arithmetic (rounding half up to the paisa, per line) is
+    refunds.settlements.arithmetic.agreed_fee / gst_on; a merchant with no row at all has no
+    agreed rate, and its fees are not judged (docs/settlements.md)."""
+
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="fee_rates")
+    method = models.CharField(max_length=10, blank=True, default="")
+    percent_bp = models.PositiveIntegerField(default=0, help_text="basis points of the amount (190 = 1.90 %)")
+    fixed = models.BigIntegerField(default=0, help_text="paise per payment")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["merchant", "method"], name="fee_rate_unique_method"),
+            models.CheckConstraint(condition=Q(fixed__gte=0, percent_bp__lte=10_000), name="fee_rate_sane"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.merchant_id} {self.method or '*'}: {self.percent_bp} bp + {self.fixed} paise"
+
+
+class BankStatement(models.Model):
+    """One bank statement file, uploaded by finance in the console or read from a folder by
+    `manage.py reconcile --statements DIR`. The same file (by its SHA-256) is stored once."""
+
+    class Source(models.TextChoices):
+        CONSOLE = "console", "uploaded in the console"
+        FOLDER = "folder", "read from a folder"
+
+    name = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64, unique=True)
+    source = models.CharField(max_length=10, choices=Source.choices)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                    on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class BankStatementLine(models.Model):
+    """One credit (or debit, negative) on a bank statement: its date, amount in paise, the UTR
+    the bank printed and its narration, as the file said (refunds.settlements.statements)."""
+
+    statement = models.ForeignKey(BankStatement, on_delete=models.CASCADE, related_name="lines")
+    line_no = models.PositiveIntegerField(help_text="1 is the first row after the header")
+    date = models.DateField()
+    amount = models.BigIntegerField(help_text="paise; a debit is negative")
+    utr = models.CharField(max_length=64, blank=True, default="")
+    narration = models.CharField(max_length=500, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["statement", "line_no"], name="bank_line_unique_row"),
+        ]
+        indexes = [models.Index(fields=["utr"], name="bank_line_utr")]
+
+    def __str__(self) -> str:
+        return f"{self.date} {self.utr} {self.amount}"
+
+
+class ReconException(models.Model):
+    """Something the three-way reconciliation (refunds.settlements.reconcile) could not make
+    agree: our ledger, the acquirer's settlement lines and the bank statement. One row per
+    fault: `subject` names what it is about (`payment:12`, `line:34`, `refund:5`,
+    `settlement:6`), and (kind, subject) is unique, so running the reconciliation again never
+    adds it twice. Finance resolves it with a note (refunds.settlements.exceptions); its status
+    changes only through refunds.settlements.exceptions, checked against its TRANSITIONS."""
+
+    class Kind(models.TextChoices):
+        # Each label is the reason finance reads in the exceptions queue.
+        NOT_SETTLED = "not_settled", "A successful payment was not settled by its expected date"
+        SETTLED_TWICE = "settled_twice", "A payment was settled more than once"
+        AMOUNT_MISMATCH = "amount_mismatch", "The settled amount differs from the payment's amount"
+        FEE_MISMATCH = "fee_mismatch", "The fee differs from the merchant's agreed rate"
+        TAX_NOT_GST = "tax_not_gst", "The tax is not 18% GST on the fee"
+        REFUND_MISMATCH = "refund_mismatch", "A refund was not deducted, or was deducted more than once"
+        UNKNOWN_REFERENCE = "unknown_reference", "A settlement line names a payment or refund we don't know"
+        BANK_UNMATCHED = "bank_unmatched", "The settlement's UTR and net amount are not on the bank statement"
+        UNBALANCED = "unbalanced", "The settlement's own figures do not add up to its net"
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        RESOLVED = "resolved"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    subject = models.CharField(max_length=40)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="recon_exceptions",
+                                 null=True, blank=True)
+    settlement = models.ForeignKey(Settlement, on_delete=models.CASCADE, related_name="exceptions",
+                                   null=True, blank=True)
+    line = models.ForeignKey(SettlementLine, on_delete=models.CASCADE, related_name="exceptions",
+                             null=True, blank=True)
+    payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="recon_exceptions",
+                                null=True, blank=True)
+    refund = models.ForeignKey(Refund, on_delete=models.PROTECT, related_name="recon_exceptions",
+                               null=True, blank=True)
+    bank_line = models.ForeignKey(BankStatementLine, on_delete=models.SET_NULL, related_name="exceptions",
+                                  null=True, blank=True)
+    # What was expected and what was found, in paise, when the fault is about an amount.
+    expected = models.BigIntegerField(null=True, blank=True)
+    actual = models.BigIntegerField(null=True, blank=True)
+    # The facts that show it (ids, amounts, dates), for the queue and the audit.
+    evidence = models.JSONField(default=dict, blank=True)
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                    on_delete=models.SET_NULL, related_name="+")
+    resolution_note = models.TextField(blank=True, default="")
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "subject"], name="recon_exception_unique_fault"),
+            models.CheckConstraint(condition=Q(status="open") | Q(resolved_at__isnull=False),
+                                   name="recon_exception_resolved_has_time"),
+        ]
+        indexes = [models.Index(fields=["status", "-created_at"], name="recon_exception_queue"),
+                   models.Index(fields=["merchant", "status", "-created_at"], name="recon_exception_merchant")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.subject} {self.status}"
+
+
+class SettlementFetch(models.Model):
+    """Where the walk over one acquirer account's settlement report stands
+    (refunds.settlements.fetching): the period being read, the cursor of the next page to ask
+    for (empty: from the first page), and the end of the last walk that finished. A fetch cut
+    short (a timeout, a deploy) resumes from `cursor` instead of starting over."""
+
+    acquirer = models.CharField(max_length=32, unique=True)
+    window_start = models.DateTimeField(null=True, blank=True)
+    window_end = models.DateTimeField(null=True, blank=True)
+    cursor = models.CharField(max_length=1000, blank=True, default="")
+    pages_read = models.PositiveIntegerField(default=0, help_text="of the current walk")
+    finished_until = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.acquirer} settlements fetched until {self.finished_until}"

@@ -86,6 +86,16 @@ def pytest_runtest_call(item):
     return result
 
 
+def pytest_runtest_setup(item):
+    # The two-node harness's beat and workers sweep the test database: running beside a test of
+    # another folder they expire its payments and deliver its webhooks before it looks.
+    if "tests/deploy/" not in item.nodeid:
+        from tests.support.deploy import Cluster
+
+        assert not Cluster.running, (f"a two-node cluster outlived tests/deploy and would sweep {item.nodeid}'s "
+                                     "rows: its fixture must end with its folder")
+
+
 def pytest_configure(config):
     from django.test import TransactionTestCase
 

@@ -98,6 +98,56 @@ class RefundNotice:
     answer: AcquirerAnswer | None
 
 
+@dataclass(frozen=True)
+class SettlementFound:
+    """One payout the acquirer reports (Acquirer.settlements_list): what it paid into the
+    merchant's bank account under one UTR. Amounts in integer paise, as the acquirer stated
+    them; `gross` and `net` are None when it did not state them."""
+
+    settlement_id: str          # the acquirer's own id, unique within the acquirer
+    utr: str
+    gross: int | None
+    fees: int
+    tax: int
+    net: int | None
+    settled_at: datetime | None = None
+    period_start: datetime | None = None
+    period_end: datetime | None = None
+    status: str = ""
+
+
+# A settlement event's kinds (SettlementEventFound.kind), the words refunds' lines use.
+SETTLEMENT_EVENT_KINDS = ("payment", "refund", "chargeback", "adjustment")
+
+
+@dataclass(frozen=True)
+class SettlementEventFound:
+    """One event inside a settlement (Acquirer.settlement_events): a payment, refund,
+    chargeback or adjustment, with the acquirer's fee and the tax on it, in paise. `amount` is
+    never negative except an adjustment's (a debit). `order_ref` names the payment as the
+    gateway named it to the acquirer (its sabpaisaTxnId), `refund_ref` a refund as
+    Acquirer.refund_ref names ours; either is empty when the event names none."""
+
+    event_id: str               # unique within its settlement
+    kind: str                   # one of SETTLEMENT_EVENT_KINDS
+    amount: int
+    fee: int = 0
+    tax: int = 0
+    order_ref: str = ""
+    payment_ref: str = ""       # the acquirer's own id of the payment
+    refund_ref: str = ""
+    event_type: str = ""        # the acquirer's own word for it
+
+
+@dataclass(frozen=True)
+class SettlementPage:
+    """One page of settlements or of a settlement's events; `cursor` asks for the next page,
+    "" on the last one."""
+
+    items: tuple
+    cursor: str = ""
+
+
 class NoticeRejected(Exception):
     """An inbound delivery that is not to be trusted (no or a wrong signature); nothing of it
     is recorded. The message says why, never echoing a secret."""
@@ -291,6 +341,18 @@ class Acquirer(Protocol):
         it answers as the first time and reverses nothing twice. Raises AcquirerUnavailable
         (or AcquirerError) when it gave no answer: it is sent again later."""
 
+    # -- what it paid out: its settlements, read by refunds.settlements.fetching ----------------
+
+    def settlements_list(self, *, start: datetime | None, end: datetime | None, cursor: str = "") -> SettlementPage:
+        """One page of the settlements paid between `start` and `end` (either may be None: open),
+        SettlementFound items, `cursor` as the previous page answered it ("" for the first).
+        Raises AcquirerUnavailable (or AcquirerError) when it could not be asked; the fetch
+        resumes from the same cursor next time."""
+
+    def settlement_events(self, *, settlement_id: str, cursor: str = "") -> SettlementPage:
+        """One page of the events inside the settlement `settlement_id` (a SettlementFound's),
+        SettlementEventFound items. Raises as settlements_list."""
+
 
 class RealAcquirer:
     """The defaults of an acquirer that moves real money, for a real one to inherit: any VPA is
@@ -319,3 +381,11 @@ class RealAcquirer:
 
     def upi_pending_sweep(self, *, now=None) -> int:
         return 0
+
+    def settlements_list(self, *, start: datetime | None, end: datetime | None, cursor: str = "") -> SettlementPage:
+        """None reported: an acquirer whose settlement report the gateway does not read yet.
+        Its successful payments then show as never settled, which is what finance must see."""
+        return SettlementPage(items=())
+
+    def settlement_events(self, *, settlement_id: str, cursor: str = "") -> SettlementPage:
+        return SettlementPage(items=())

@@ -59,3 +59,28 @@ def totals_of(lines: Iterable[tuple[str, int, int, int]]) -> Totals:
         tax += _paise("tax", line_tax)
     return Totals(gross=sums[PAYMENT], fees=fees, tax=tax, refunds=sums[REFUND],
                   chargebacks=sums[CHARGEBACK], adjustments=sums[ADJUSTMENT])
+
+
+# -- what a line's fee and tax should be ---------------------------------------------------------
+#
+# GST on an acquirer's fee is 18 %. A rate gives a fraction of a paisa; the rule, per line:
+# round half up to the paisa (0.5 paisa and above goes up), the percentage part of the fee
+# first, then the GST on the whole fee. Integer arithmetic only: (x * n + d // 2) // d.
+
+GST_PERCENT = 18
+BASIS_POINTS = 10_000
+
+
+def _half_up(numerator: int, denominator: int) -> int:
+    return (numerator + denominator // 2) // denominator
+
+
+def agreed_fee(amount: int, *, percent_bp: int, fixed: int) -> int:
+    """The fee in paise on a payment of `amount` paise at `percent_bp` basis points of it plus
+    `fixed` paise, rounded half up to the paisa."""
+    return _half_up(_paise("amount", amount) * _paise("percent_bp", percent_bp), BASIS_POINTS) + _paise("fixed", fixed)
+
+
+def gst_on(fee: int) -> int:
+    """18 % of `fee` paise, rounded half up to the paisa."""
+    return _half_up(_paise("fee", fee) * GST_PERCENT, 100)

@@ -1,11 +1,17 @@
-"""Fetching Cashfree's settlements and their events into Settlement / SettlementLine rows.
+"""Fetching an acquirer's settlements and their events into Settlement / SettlementLine rows,
+through the protocol (Acquirer.settlements_list, Acquirer.settlement_events): the same code for
+every acquirer, which hands it neutral values (payments.acquirer.base.SettlementFound,
+SettlementEventFound).
 
-Idempotent on Cashfree's ids: a settlement is keyed by (acquirer, cf_settlement_id) and a line
-by (settlement, event_id), so running the fetch again, or over an overlapping period, adds
-nothing twice (the unique constraints are the guarantee; a re-run skips what is there). No
-call to Cashfree is made inside a transaction: each page is fetched first, then stored in one
-short transaction. A cursor Cashfree sends back a second time ends the walk (a server that
-repeats itself must not keep a worker forever).
+Resumable: the walk over the report's pages is kept in a SettlementFetch row per acquirer; the
+cursor of the next page is written after each page is stored, so a fetch cut short (a
+timeout, a worker killed) continues from there next time, and a walk finishes before a new
+period is started. Idempotent on the acquirer's ids: a settlement is keyed by (acquirer,
+settlement id) and a line by (settlement, event id), so reading a page again, or an
+overlapping period, adds nothing twice (the unique constraints are the final word). No call
+to the acquirer is made inside a transaction: each page is fetched first, then stored in one
+short transaction. A cursor sent back a second time ends the walk (a server that repeats
+itself must not keep a worker for ever).
 """
 from __future__ import annotations
 
@@ -14,113 +20,122 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.utils.dateparse import parse_datetime
 
-from payments.acquirer.cashfree import client as cf
-from payments.acquirer.cashfree.acquirer import cashfree_refund_id
+from gateway.core.transactions import ensure_no_transaction
+from payments.acquirer.base import Acquirer, SettlementEventFound, SettlementFound
 from payments.models import Payment
-from refunds.models import Refund, Settlement, SettlementLine
-from refunds.settlements.arithmetic import totals_of
+from refunds.models import Refund, Settlement, SettlementFetch, SettlementLine
+from refunds.settlements.arithmetic import settlement_sums, totals_of
 
 logger = logging.getLogger(__name__)
 
-ACQUIRER = "cashfree"
-PAGE_LIMIT = 100
 MAX_PAGES = 10_000  # 1,000,000 settlements at 100 a page: far past any real account's day
-
-_KINDS = {"PAYMENT": SettlementLine.Kind.PAYMENT, "REFUND": SettlementLine.Kind.REFUND,
-          "DISPUTE": SettlementLine.Kind.CHARGEBACK, "CHARGEBACK": SettlementLine.Kind.CHARGEBACK}
 
 
 @dataclass
 class FetchResult:
     settlements_added: int = 0
     lines_added: int = 0
+    pages_read: int = 0
 
 
-def _pages(fetch):
-    """Every page of a cursor walk; `fetch(cursor)` gets one."""
-    seen: set[str] = set()
-    cursor = ""
-    for _ in range(MAX_PAGES):
-        page = fetch(cursor)
-        yield page
-        if not page.cursor or page.cursor in seen or not page.items:
-            return
-        seen.add(page.cursor)
-        cursor = page.cursor
-
-
-def line_kind(event: cf.ReconEvent) -> str:
-    """Cashfree's event type as our line kind: payments, refunds and disputes (chargebacks)
-    by name, anything else (fund sweeps, reversals, fees billed apart) an adjustment."""
-    return _KINDS.get(event.event_type, SettlementLine.Kind.ADJUSTMENT)
-
-
-def line_amount(event: cf.ReconEvent, kind: str) -> int:
-    """An adjustment is signed by its sale type (DEBIT takes money away); the other kinds are
-    amounts whose sign their kind gives."""
-    if kind == SettlementLine.Kind.ADJUSTMENT and event.sale_type == "DEBIT":
-        return -event.amount
-    return event.amount
-
-
-def cashfree_settlements_fetch(client: cf.CashfreeClient, *, start: datetime | None = None,
-                               end: datetime | None = None) -> FetchResult:
-    """Store every settlement Cashfree reports between `start` and `end`, with its events."""
+def settlements_fetch(acquirer: Acquirer, *, start: datetime | None = None, end: datetime | None = None,
+                      max_pages: int = MAX_PAGES) -> FetchResult:
+    """Store every settlement `acquirer` reports between `start` and `end`, with its events,
+    first finishing a walk an earlier fetch left unfinished. At most `max_pages` pages of
+    settlements are read in one call; the rest is read by the next. Call it outside any
+    transaction. Raises what the acquirer raises (AcquirerUnavailable ...): what was stored
+    stays, and the next fetch resumes from the page that failed."""
+    ensure_no_transaction()
     result = FetchResult()
-    for page in _pages(lambda cursor: client.fetch_settlements(cursor=cursor, limit=PAGE_LIMIT,
-                                                               start=start, end=end)):
-        for found in page.items:
-            settlement, created = _settlement_store(found)
-            result.settlements_added += created
-            result.lines_added += _lines_fetch(client, settlement)
-    logger.info("cashfree settlements fetched", extra={"settlements_added": result.settlements_added,
-                                                       "lines_added": result.lines_added})
+    state, _ = SettlementFetch.objects.get_or_create(acquirer=acquirer.name)
+    if state.cursor:
+        _walk(acquirer, state, result, max_pages)  # the unfinished walk first, over its own period
+        if state.cursor:
+            return result
+    SettlementFetch.objects.filter(pk=state.pk).update(window_start=start, window_end=end, cursor="", pages_read=0)
+    state.window_start, state.window_end = start, end
+    _walk(acquirer, state, result, max_pages - result.pages_read)
+    logger.info("settlements fetched", extra={"acquirer": acquirer.name, "settlements_added": result.settlements_added,
+                                              "lines_added": result.lines_added, "pages": result.pages_read})
     return result
 
 
-def _settlement_store(found: cf.Settlement) -> tuple[Settlement, bool]:
-    settled_at = parse_datetime(found.transfer_time) if found.transfer_time else None
+def _walk(acquirer: Acquirer, state: SettlementFetch, result: FetchResult, max_pages: int) -> None:
+    seen: set[str] = set()
+    for _ in range(max(max_pages, 0)):
+        page = acquirer.settlements_list(start=state.window_start, end=state.window_end, cursor=state.cursor)
+        result.pages_read += 1
+        for found in page.items:
+            settlement, created = _settlement_store(acquirer.name, found)
+            result.settlements_added += created
+            if created or not _lines_sum(settlement):
+                result.lines_added += _lines_fetch(acquirer, settlement)
+        finished = not page.cursor or page.cursor in seen or not page.items
+        seen.add(page.cursor)
+        state.cursor = "" if finished else page.cursor
+        fields = {"cursor": state.cursor, "pages_read": state.pages_read + 1}
+        if finished:
+            fields["finished_until"] = state.finished_until = state.window_end
+        SettlementFetch.objects.filter(pk=state.pk).update(**fields)
+        state.pages_read = fields["pages_read"]
+        if finished:
+            return
+
+
+def _settlement_store(acquirer_name: str, found: SettlementFound) -> tuple[Settlement, bool]:
     with transaction.atomic():
         return Settlement.objects.get_or_create(
-            acquirer=ACQUIRER, processor_settlement_id=found.cf_settlement_id,
-            defaults={"utr": found.utr, "gross": found.gross or 0, "fees": found.service_charge,
-                      "tax": found.service_tax, "net": found.net or 0, "settled_at": settled_at,
-                      "status": "SETTLED" if found.utr else ""})
+            acquirer=acquirer_name, processor_settlement_id=found.settlement_id,
+            defaults={"utr": found.utr, "gross": found.gross or 0, "fees": found.fees, "tax": found.tax,
+                      "net": found.net or 0, "settled_at": found.settled_at, "period_start": found.period_start,
+                      "period_end": found.period_end, "status": found.status})
 
 
-def _lines_fetch(client: cf.CashfreeClient, settlement: Settlement) -> int:
-    added = 0
-    ids = [settlement.processor_settlement_id]
-    for page in _pages(lambda cursor: client.fetch_settlement_recon(settlement_ids=ids, cursor=cursor,
-                                                                    limit=PAGE_LIMIT)):
-        added += _lines_store(settlement, page.items)
+def _lines_sum(settlement: Settlement) -> bool:
+    """Whether the lines stored already add up to the settlement's own figures: then the
+    acquirer's events are not read again (they are all here)."""
+    totals = totals_of(settlement.lines.values_list("kind", "amount", "fee", "tax"))
+    return (totals.gross, totals.fees, totals.tax) == (settlement.gross, settlement.fees, settlement.tax) \
+        and settlement_sums(totals, settlement.net)
+
+
+def _lines_fetch(acquirer: Acquirer, settlement: Settlement) -> int:
+    added, cursor, seen = 0, "", set()
+    for _ in range(MAX_PAGES):
+        page = acquirer.settlement_events(settlement_id=settlement.processor_settlement_id, cursor=cursor)
+        added += lines_store(acquirer, settlement, page.items)
+        if not page.cursor or page.cursor in seen or not page.items:
+            break
+        seen.add(page.cursor)
+        cursor = page.cursor
     return added
 
 
-def _lines_store(settlement: Settlement, events: list[cf.ReconEvent]) -> int:
-    """One page of events in one transaction, linked to our payments by Cashfree's order id
-    (our sabpaisa_txn_id) and to our refunds by the refund id Cashfree knows them by."""
-    order_ids = {event.order_id for event in events if event.order_id}
-    payments = {p.sabpaisa_txn_id: p for p in Payment.objects.filter(sabpaisa_txn_id__in=order_ids)}
-    refunds = {(r.payment_id, cashfree_refund_id(r.refund_id)): r
+def lines_store(acquirer: Acquirer, settlement: Settlement, events) -> int:
+    """One page of events in one transaction, linked to our payments by the order ref (our
+    sabpaisa_txn_id) and to our refunds by the ref the acquirer knows them by
+    (Acquirer.refund_ref). Returns how many lines were new."""
+    events: list[SettlementEventFound] = list(events)
+    order_refs = {event.order_ref for event in events if event.order_ref}
+    payments = {p.sabpaisa_txn_id: p for p in Payment.objects.filter(sabpaisa_txn_id__in=order_refs)}
+    refunds = {(r.payment_id, acquirer.refund_ref(r.refund_id)): r
                for r in Refund.objects.filter(payment__in=payments.values())}
     rows, seen = [], set()
     for event in events:
         if event.event_id in seen:
-            continue  # Cashfree repeated an event within the page: one line
+            continue  # the acquirer repeated an event within the page: one line
         seen.add(event.event_id)
-        kind = line_kind(event)
-        payment = payments.get(event.order_id)
-        refund = refunds.get((payment.pk, event.refund_id)) if payment and kind == "refund" else None
+        payment = payments.get(event.order_ref)
+        refund = refunds.get((payment.pk, event.refund_ref)) if payment and event.kind == "refund" else None
         rows.append(SettlementLine(
-            settlement=settlement, kind=kind, processor_event_id=event.event_id,
-            amount=line_amount(event, kind), fee=event.service_charge, tax=event.service_tax,
-            payment=payment, refund=refund, processor_order_id=event.order_id[:64],
-            processor_payment_id=event.cf_payment_id[:64], processor_refund_id=event.refund_id[:64],
+            settlement=settlement, kind=event.kind, processor_event_id=event.event_id, amount=event.amount,
+            fee=event.fee, tax=event.tax, payment=payment, refund=refund, processor_order_id=event.order_ref[:64],
+            processor_payment_id=event.payment_ref[:64], processor_refund_id=event.refund_ref[:64],
             event_type=event.event_type[:32]))
     with transaction.atomic():
+        # Serialises two fetches storing the same settlement's lines (the beat and the
+        # webhook): the second sees the first's lines instead of both counting them new.
         locked = Settlement.objects.select_for_update().get(pk=settlement.pk)
         known = set(locked.lines.values_list("processor_event_id", flat=True))
         new = [row for row in rows if row.processor_event_id not in known]
@@ -130,11 +145,10 @@ def _lines_store(settlement: Settlement, events: list[cf.ReconEvent]) -> int:
 
 
 def _totals_refresh(settlement: Settlement) -> None:
-    """The settlement's refunds, chargebacks and adjustments are its lines' (Cashfree's
-    settlement states only gross, charge, tax and net); its merchant is the one merchant its
-    linked payments belong to, if they name exactly one."""
-    lines = list(settlement.lines.values_list("kind", "amount", "fee", "tax"))
-    totals = totals_of(lines)
+    """The settlement's refunds, chargebacks and adjustments are its lines' (a report states
+    gross, fees, tax and net); its merchant is the one merchant its linked payments belong to,
+    if they name exactly one."""
+    totals = totals_of(settlement.lines.values_list("kind", "amount", "fee", "tax"))
     settlement.refunds, settlement.chargebacks = totals.refunds, totals.chargebacks
     settlement.adjustments = totals.adjustments
     merchants = set(settlement.lines.filter(payment__isnull=False)

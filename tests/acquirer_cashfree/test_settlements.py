@@ -9,6 +9,8 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from payments.acquirer.cashfree import client as cf
+from payments.acquirer.cashfree import settlements as cf_settlements
+from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
 from refunds.models import Settlement, SettlementLine
 from refunds.settlements import fetching
 from tests.support.factories import make_merchant, make_payment, make_refund
@@ -54,8 +56,9 @@ def test_the_client_refuses_a_query_it_cannot_send(cashfree):
 
 @pytest.mark.django_db(transaction=True)
 def test_fetch_stores_once_however_often_it_runs(cashfree):
-    first = fetching.cashfree_settlements_fetch(cashfree, start=START, end=END)
-    again = fetching.cashfree_settlements_fetch(cashfree, start=START, end=END)
+    acquirer = CashfreeAcquirer(client=cashfree)
+    first = fetching.settlements_fetch(acquirer, start=START, end=END)
+    again = fetching.settlements_fetch(acquirer, start=START, end=END)
     assert (first.settlements_added, again.settlements_added) == (1, 0)
     assert again.lines_added == 0
     settlement = Settlement.objects.get()
@@ -70,9 +73,9 @@ def test_fetch_stores_once_however_often_it_runs(cashfree):
 
 
 def _event(event_id, event_type, amount, *, order_id="", refund_id="", sale_type="CREDIT", fee=0, tax=0):
-    return cf.ReconEvent(event_id=event_id, event_type=event_type, sale_type=sale_type, amount=amount,
+    return cf_settlements.event_found(cf.ReconEvent(event_id=event_id, event_type=event_type, sale_type=sale_type, amount=amount,
                          service_charge=fee, service_tax=tax, cf_settlement_id="S1", utr="UTR1",
-                         order_id=order_id, cf_payment_id="", refund_id=refund_id)
+                         order_id=order_id, cf_payment_id="", refund_id=refund_id))
 
 
 @pytest.mark.django_db
@@ -87,8 +90,9 @@ def test_lines_link_to_our_payments_and_refunds_and_totals_follow():
         _event("e3", "DISPUTE", 700, order_id="not_ours"),
         _event("e4", "FUND_SWEEP_REVERSAL", 300, sale_type="DEBIT"),
     ]
-    assert fetching._lines_store(settlement, events) == 4
-    assert fetching._lines_store(settlement, events) == 0
+    acquirer = CashfreeAcquirer(client=object())
+    assert fetching.lines_store(acquirer, settlement, events) == 4
+    assert fetching.lines_store(acquirer, settlement, events) == 0
     lines = {line.processor_event_id: line for line in settlement.lines.all()}
     assert lines["e1"].payment == payment and lines["e1"].refund is None
     assert lines["e2"].refund == refund and lines["e2"].kind == "refund"
@@ -115,16 +119,20 @@ def test_the_database_refuses_what_cannot_be():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_beat_task_fetches_only_when_cashfree_is_the_acquirer(settings, prism_url):
-    from refunds.settlement_tasks import cashfree_settlements_fetch_task
-    settings.GATEWAY_ACQUIRER = "sandbox"
-    assert cashfree_settlements_fetch_task() == 0
+def test_the_beat_task_fetches_from_whichever_acquirer_is_configured(settings, prism_url):
+    from refunds.settlement_tasks import settlements_fetch_task
     settings.GATEWAY_ACQUIRER = "cashfree"
     settings.CASHFREE_BASE_URL, settings.CASHFREE_CLIENT_ID = prism_url, "TEST1234567890"
     settings.CASHFREE_CLIENT_SECRET = "cfsk_ma_test_0123456789abcdef"
-    assert cashfree_settlements_fetch_task() == 1
-    assert cashfree_settlements_fetch_task() == 0
+    from payments.acquirer import _load
+    _load.cache_clear()
+    try:
+        assert settlements_fetch_task() == 1
+        assert settlements_fetch_task() == 0
+    finally:
+        _load.cache_clear()
     assert Settlement.objects.count() == 1
+    assert Settlement.objects.get().acquirer == "cashfree"
 
 
 def test_a_list_prism_cut_short_keeps_its_whole_violations():

@@ -31,14 +31,17 @@ CLUSTER_ENV = {
 }
 
 
-@pytest.fixture(scope="session")
+# Package scope: the cluster stops when this folder's last test ends. Its beat and workers sweep
+# the test database, so the session scope it once had let them expire and deliver other folders'
+# payments and webhooks for the rest of the run (tests/conftest.py now refuses that).
+@pytest.fixture(scope="package")
 def cluster_redis():
     redis = SpareRedis().start()
     yield redis
     redis.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cluster(django_db_setup, cluster_redis):
     from django.conf import settings
 

@@ -22,6 +22,7 @@ AREA_PAGES = {
     "/api/v2/payments": "docs/hosted-checkout.md",  # creation, the session read, enquiry
     "/api/v2/payments/s2s": "docs/s2s.md",
     "/api/v2/refunds": "docs/refunds.md",
+    "/api/v2/settlements": "docs/settlements.md",
     "/api/v2/tokens": "docs/tokens.md",
     "/sandbox/": "docs/sandbox.md",
     "/sandbox/upi": "docs/s2s.md",  # the sandbox UPI app is documented with the S2S flow it pays
@@ -146,6 +147,24 @@ def test_every_field_of_real_answers_is_documented_on_its_areas_page(api):
     record("GET", "/api/v2/refunds/{refundId}", api.get(f"/api/v2/refunds/{refund_id}", {"merchantId": tm.code},
                                                         **key))
     assert Payment.objects.filter(merchant=tm.merchant).count() == 3
+    # A settlement of the paid payment and its refund, every field filled in.
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from refunds.models import Settlement, SettlementLine
+
+    paid_at = timezone.now()
+    settlement = Settlement.objects.create(
+        acquirer="cashfree", merchant=tm.merchant, processor_settlement_id="DOCS-1", utr="UTRDOCS1",
+        period_start=paid_at - timedelta(days=1), period_end=paid_at, gross=10_000, fees=200, tax=36,
+        refunds=2_500, net=7_264, status="SUCCESS", settled_at=paid_at)
+    SettlementLine.objects.create(settlement=settlement, kind="payment", processor_event_id="E1", amount=10_000,
+                                  fee=200, tax=36, payment=payment)
+    SettlementLine.objects.create(settlement=settlement, kind="refund", processor_event_id="E2", amount=2_500,
+                                  payment=payment, refund=Refund.objects.get(refund_id=refund.json()["refundId"]))
+    record("GET", "/api/v2/settlements", api.get("/api/v2/settlements", **key))
+    record("GET", "/api/v2/settlements/{settlementId}", api.get(f"/api/v2/settlements/stl_{settlement.pk}", **key))
 
     # The webhooks these payments and the refund send, each flow's on its own page.
     from payments.services.transitions import payment_mark_succeeded

@@ -35,6 +35,7 @@ from datetime import date
 
 import pytest
 import schemathesis
+from django.utils import timezone
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
@@ -52,6 +53,7 @@ from payments.services.hosted import hosted_card_pay, hosted_card_verify_otp, ho
 from payments.services.s2s import s2s_payment_create
 from payments.services.card_tokens import payment_token_create
 from payments.services.upi import upi_link
+from refunds.models import Settlement, SettlementLine
 from refunds.services import refund_create
 from tests.support import factories
 from tests.support.factories import make_merchant
@@ -118,6 +120,7 @@ class World:
     token_id: str               # the saved card of the paid payment
     merchant_txn_ids: list[str]  # the paid payment, an open session, the S2S payments
     upi_links: list[str]        # of open S2S payments
+    settlement_id: str          # a settlement of the paid payment and its refund
 
 
 def _s2s_payment(merchant, merchant_txn_id: str):
@@ -145,10 +148,17 @@ def world(transactional_db) -> World:
     hosted_payment_create(merchant=merchant, merchant_txn_id="FUZZ-OPEN", amount=50_000, currency="INR",
                           return_url=RETURN_URL)
     s2s = [_s2s_payment(merchant, f"FUZZ-S2S-{n}") for n in range(3)]
+    settlement = Settlement.objects.create(
+        acquirer="cashfree", merchant=merchant, processor_settlement_id="FUZZ-1", utr="UTRFUZZ1", gross=250_000,
+        fees=5_000, tax=900, refunds=10_000, net=234_100, status="SUCCESS", settled_at=timezone.now())
+    SettlementLine.objects.create(settlement=settlement, kind="payment", processor_event_id="FUZZ-E1",
+                                  amount=250_000, fee=5_000, tax=900, payment=paid)
+    SettlementLine.objects.create(settlement=settlement, kind="refund", processor_event_id="FUZZ-E2",
+                                  amount=10_000, payment=paid, refund=refund)
     return World(tm=tm, other=other, paid_txn_id=paid.sabpaisa_txn_id, paid_payment_id=paid.payment_id,
                  refund_id=refund.refund_id, token_id=token.token_id,
                  merchant_txn_ids=["FUZZ-PAID", "FUZZ-OPEN", *(p.merchant_txn_id for p in s2s)],
-                 upi_links=[upi_link(p) for p in s2s])
+                 upi_links=[upi_link(p) for p in s2s], settlement_id=f"stl_{settlement.pk}")
 
 
 # --- fixing up a generated case --------------------------------------------------------------
@@ -198,6 +208,8 @@ def _real_ids(case, draw, world: World) -> None:
         query.pop("transactionId", None)
     elif op == ("GET", "/api/v2/refunds/{refundId}") and path_parameters is not None:
         path_parameters["refundId"] = world.refund_id
+    elif op == ("GET", "/api/v2/settlements/{settlementId}") and path_parameters is not None:
+        path_parameters["settlementId"] = world.settlement_id
     elif case.path == "/api/v2/tokens/{tokenId}" and path_parameters is not None:
         path_parameters["tokenId"] = world.token_id
     elif op == ("POST", "/api/v2/tokens") and body is not None:
@@ -227,7 +239,7 @@ def _unstatable(case, draw, world: World) -> None:
             body["webhookUrl"] = PUBLIC_WEBHOOK_URL
         if body.get("tokenId") is not None:  # a token of the merchant's
             body["tokenId"] = world.token_id
-    elif op == ("GET", "/api/v2/refunds") and query is not None:
+    elif op in (("GET", "/api/v2/refunds"), ("GET", "/api/v2/settlements")) and query is not None:
         if query.get("fromDate") and query.get("toDate") and str(query["toDate"]) < str(query["fromDate"]):
             query["fromDate"], query["toDate"] = query["toDate"], query["fromDate"]
     elif op == ("POST", "/api/v2/refunds") and body is not None:
@@ -268,6 +280,13 @@ def _sign(case, draw, world: World) -> None:
     elif op == ("GET", "/api/v2/refunds/{refundId}") and query is not None:
         query.update(merchantId=tm.code, timestamp=str(now))
         query["checksum"] = compute_checksum(tm.secret_key, tm.code, case.path_parameters.get("refundId"), now)
+    elif op == ("GET", "/api/v2/settlements") and query is not None:
+        query.update(merchantId=tm.code, timestamp=str(now))
+        query["checksum"] = compute_checksum(tm.secret_key, tm.code, query.get("fromDate") or "",
+                                             query.get("toDate") or "", now)
+    elif op == ("GET", "/api/v2/settlements/{settlementId}") and query is not None:
+        query.update(merchantId=tm.code, timestamp=str(now))
+        query["checksum"] = compute_checksum(tm.secret_key, tm.code, case.path_parameters.get("settlementId"), now)
     elif query is not None and "merchantId" in query:
         query["merchantId"] = tm.code
 

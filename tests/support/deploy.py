@@ -369,6 +369,10 @@ class HAProxy:
 class Cluster:
     """Two web nodes and two workers, exactly one beat, behind deploy/'s HAProxy and PgBouncer.
 
+    `Cluster.running` holds every cluster started and not yet closed: its beat and workers sweep
+    the database they serve (expiry, deliveries, UPI approvals), so a cluster left running past
+    tests/deploy would act on other tests' rows (tests/conftest.py refuses that).
+
     `database_url` is the database to serve (the test database, reached through PgBouncer);
     `redis_url` the broker and cache; `env` the settings a test wants beside the env files'
     (sandbox delays, retry schedules). Sizes are small for a shared 2-core machine: 2 gunicorn
@@ -400,7 +404,10 @@ class Cluster:
         self.beat: Process | None = None
         self.balancer: HAProxy | None = None
 
+    running: set[Cluster] = set()
+
     def start(self) -> Cluster:
+        Cluster.running.add(self)
         (self.folder / "var").mkdir()
         self.bouncer.start()
         self.nodes = [WebNode(f"web{i}", self.overrides, self.folder, workers=self.web_workers).start() for i in (1, 2)]
@@ -473,6 +480,7 @@ class Cluster:
                 shutil.copy(self.bouncer.folder / "pgbouncer.log", keep_logs / "pgbouncer.log")
         self.bouncer.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
+        Cluster.running.discard(self)
 
     def __enter__(self) -> Cluster:
         try:

@@ -44,11 +44,6 @@ def test_an_event_recorded_in_a_transaction_is_delivered_by_the_worker(merchant_
 
 
 @pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
-# Known defect (session 10, see its closing note): in the whole suite since the two-node harness
-# and metrics landed, the delivery is found already delivered by the time it is read (another
-# process sweeps the same database); alone it passes. Not strict, so the run stays honest about
-# it without hiding a pass; the next session finds the sweeping process and removes this mark.
-@pytest.mark.xfail(strict=False, reason="order-dependent in the whole suite: another process delivers first")
 def test_nothing_is_lost_when_the_broker_is_down_while_an_event_is_recorded(merchant_for, receiver, tmp_path):
     tm = merchant_for(receiver)
     broker = SpareRedis()

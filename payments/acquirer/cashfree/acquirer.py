@@ -43,13 +43,14 @@ from payments.acquirer.base import (
     NoticeDelivery,
     Outcome,
     RealAcquirer,
+    SettlementPage,
     TransferAccount,
 )
 from payments.cards import CardInput
 from payments.lookups import mobile_digits
 from payments.models import Payment
 
-from . import answers, notices
+from . import answers, notices, settlements
 from . import client as cf
 from .answers import NotFinal
 from .client import CashfreeClient, Customer, PayAnswer, idempotency_key
@@ -445,6 +446,16 @@ class CashfreeAcquirer(RealAcquirer):
 
     def refund_ref(self, refund_id: str) -> str:
         return cashfree_refund_id(refund_id)
+
+    # -- its settlements (settlements.py): POST /settlements and POST /settlement/recon -------
+
+    def settlements_list(self, *, start, end, cursor: str = "") -> SettlementPage:
+        return _mapped(lambda: settlements.settlements_page(self.client, start=start, end=end, cursor=cursor),
+                       "settlements")
+
+    def settlement_events(self, *, settlement_id: str, cursor: str = "") -> SettlementPage:
+        return _mapped(lambda: settlements.events_page(self.client, settlement_id=settlement_id, cursor=cursor),
+                       "settlement recon")
 
     # -- its notices (webhooks), received at the gateway's inbound door -----------------------
 

@@ -39,12 +39,13 @@ from payments.acquirer.base import (
     Outcome,
     PaymentNotice,
     RefundNotice,
+    SettlementPage,
     TransferAccount,
 )
 from payments.cards import CardInput
 from payments.models import Payment, SandboxAcquirerCall
 
-from . import notices
+from . import notices, settlements
 
 UPI_SUCCESS_VPA = "success@sandbox"
 UPI_FAILURE_VPA = "failure@sandbox"
@@ -237,8 +238,8 @@ class SandboxAcquirer:
     def refund(self, *, payment: Payment, amount: int, refund_id: str) -> AcquirerAnswer:
         """Idempotent on `refund_id`, as a real acquirer's refund must be (docs/refunds.md): the
         same refund submitted again (the sweep, after a slow answer) gets the same outcome and
-        the same reference, and no second refund. Stateless: the reference is derived from the
-        payment and the refund id."""
+        the same reference, and no second refund. The reference is derived from the payment and
+        the refund id; the refund is recorded once for the next payout to deduct."""
         from django.conf import settings
 
         if amount == getattr(settings, "SANDBOX_REFUND_FAILURE_AMOUNT", 100013):
@@ -246,6 +247,7 @@ class SandboxAcquirer:
                                   raw={"result": "rejected"})
         digest = hashlib.sha256(f"{payment.sabpaisa_txn_id}|{refund_id}".encode()).digest()
         reference = "RF" + f"{int.from_bytes(digest[:8], 'big') % 10**12:012d}"
+        settlements.refund_record(payment=payment, amount=amount, refund_ref=self.refund_ref(refund_id))
         return AcquirerAnswer(Outcome.APPROVED, reference=reference,
                               raw={"result": "refunded", "method": payment.payment_mode or payment.s2s_mode})
 
@@ -262,6 +264,14 @@ class SandboxAcquirer:
 
     def refund_ref(self, refund_id: str) -> str:
         return refund_id
+
+    # -- its payouts (settlements.py): T+1, fees and GST, from its own records ----------------
+
+    def settlements_list(self, *, start, end, cursor: str = "") -> SettlementPage:
+        return settlements.settlements_page(start=start, end=end, cursor=cursor)
+
+    def settlement_events(self, *, settlement_id: str, cursor: str = "") -> SettlementPage:
+        return settlements.events_page(settlement_id=settlement_id, cursor=cursor)
 
     # -- its notices (notices.py), delivered to the inbound door like a real acquirer's -------
 
