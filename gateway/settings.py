@@ -461,7 +461,12 @@ RAZORPAY_BASE_URL = env.str("RAZORPAY_BASE_URL", default="https://api.razorpay.c
 RAZORPAY_TIMEOUT_SECONDS = env.float("RAZORPAY_TIMEOUT_SECONDS", default=10)
 # The configured acquirer's own check of its settings (its package's checks.py): a start-up that
 # accepts a setting it cannot honour is refused here, before a worker takes a request.
-_acquirer_problems = _acquirers.settings_problems(GATEWAY_ACQUIRER, sys.modules[__name__])
+# Every acquirer a merchant's route may name (issue 33: routing and failover), the configured one
+# first: each is checked as the configured one is, and its notices are taken at its inbound door.
+GATEWAY_ACQUIRERS = list(dict.fromkeys(
+    [GATEWAY_ACQUIRER, *(name for name in env.list("GATEWAY_ACQUIRERS", default=[]) if name)]))
+_acquirer_problems = [problem for name in GATEWAY_ACQUIRERS
+                      for problem in _acquirers.settings_problems(name, sys.modules[__name__])]
 if _acquirer_problems:
     raise ImproperlyConfigured(_acquirer_problems[0])
 

@@ -78,7 +78,7 @@ class RazorpayDouble:
         self.unavailable = False              # True: every call answers 500 SERVER_ERROR
         self.throttled: float | None = None   # seconds: every call answers 429 with Retry-After
         self.delay = 0.0                      # seconds every answer waits (a slow Razorpay)
-        self.auto_capture = True              # False: an approved payment is left `authorized`
+        self.refuse_payments = False          # True: every payment create answers 400 (Razorpay's "no")
         self.lock = threading.RLock()
         self._clock = itertools.count(int(time.time()))
         self._server: ThreadingHTTPServer | None = None
@@ -324,6 +324,8 @@ class RazorpayDouble:
     _seq = itertools.count()
 
     def _create_payment(self, kind: str, body: Any) -> tuple[int, Any, str]:
+        if self.refuse_payments:
+            return self._bad("Payment processing failed because of incorrect data from the customer")
         if not isinstance(body, dict):
             return self._bad("The request body is not JSON.")
         for name in ("amount", "currency", "order_id", "contact", "method"):

@@ -9,8 +9,9 @@ from django.utils import timezone
 
 from gateway.core.errors import NotFound, ValidationError
 from gateway.core.ids import random_string
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_for
 from payments.acquirer.base import AcquirerError, Outcome
+from payments.services.routing import routed_answer, routed_call
 from payments.models import Payment
 from payments.services.acquirer_answers import acquirer_return_url
 from payments.services.hosted.pages import Started, start_answer_record
@@ -50,8 +51,10 @@ def hosted_bank_open(*, payment: Payment, mode: str, bank_code: str) -> Started:
     customer reached the bank's page. Raises InvalidTransition when the session is not open."""
     payment = hosted_bank_start(payment=payment, mode=mode, bank_code=bank_code)
     try:
-        answer = get_acquirer().bank_redirect(payment=payment, mode=mode, bank_code=bank_code,
-                                              return_url=acquirer_return_url(payment))
+        answer = routed_answer(routed_call(
+            payment, mode, lambda acquirer: acquirer.bank_redirect(
+                payment=payment, mode=mode, bank_code=bank_code, return_url=acquirer_return_url(payment)),
+            step="bank_redirect"))
     except AcquirerError as exc:
         return Started(_start_failed(payment, exc))
     if answer.outcome == Outcome.PENDING and not answer.link:
@@ -79,7 +82,7 @@ def hosted_bank_complete(*, payment: Payment, approved: bool) -> Payment:
     when the acquirer did not answer (the payment stays PROCESSING)."""
     payment = _claim(payment, modes=BANK_MODES, target=S.SUCCESS if approved else S.FAILED, field="decision")
     try:
-        answer = get_acquirer().bank_authorize(payment=payment, bank_code=payment.bank_code, approved=approved)
+        answer = acquirer_for(payment).bank_authorize(payment=payment, bank_code=payment.bank_code, approved=approved)
     except AcquirerError as exc:
         _acquirer_no_answer(payment.pk, "bank_authorize", exc, field="decision")
     return step_answer_apply(payment, "bank_authorize", answer)
@@ -97,7 +100,7 @@ def transfer_details(payment: Payment) -> dict:
     """What the challan shows: where to pay (the acquirer's account for the payment,
     Acquirer.transfer_details), the reference to quote, and until when. Raises AcquirerError
     when the acquirer could not say."""
-    account = get_acquirer().transfer_details(payment=payment, return_url=acquirer_return_url(payment))
+    account = acquirer_for(payment).transfer_details(payment=payment, return_url=acquirer_return_url(payment))
     return {
         "beneficiary": account.beneficiary,
         "bank": account.bank,
@@ -126,7 +129,7 @@ def hosted_transfer_start(*, payment: Payment, mode: str) -> Payment:
     try:
         # The account is asked for now, so an acquirer that cannot give one fails the attempt
         # here rather than leave it open for days with nowhere to pay.
-        get_acquirer().transfer_details(payment=payment, return_url=acquirer_return_url(payment))
+        acquirer_for(payment).transfer_details(payment=payment, return_url=acquirer_return_url(payment))
     except AcquirerError as exc:
         try:
             return _start_failed(payment, exc)
@@ -147,7 +150,7 @@ def hosted_transfer_received(*, reference: str) -> Payment:
         raise NotFound("no open transfer has that reference")
     payment = _claim(payment, modes=TRANSFER_MODES, target=S.SUCCESS, field="reference")
     try:
-        answer = get_acquirer().transfer_received(payment=payment, amount=payment.amount)
+        answer = acquirer_for(payment).transfer_received(payment=payment, amount=payment.amount)
     except AcquirerError as exc:
         # Funds that could not be matched stay with the bank; the payment stays open.
         acquirer_call_release(payment.pk)

@@ -8,8 +8,9 @@ import secrets
 from django.db import transaction
 from django.views.decorators.debug import sensitive_variables
 
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_for
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, Outcome
+from payments.services.routing import routed_answer, routed_call
 from payments.cards import CardInput
 from payments.locks import lock_payment
 from payments.models import Payment
@@ -95,8 +96,9 @@ def hosted_card_start(*, payment: Payment, card: CardInput, save_card: bool = Fa
         elif payment.attempt > 1:
             token_services.card_consent_forget(payment_pk=payment.pk)  # an earlier attempt's card
         try:
-            answer = get_acquirer().card_authorize(payment=payment, card=card,
-                                                   return_url=acquirer_return_url(payment))
+            answer = routed_answer(routed_call(
+                payment, "CARD", lambda acquirer: acquirer.card_authorize(
+                    payment=payment, card=card, return_url=acquirer_return_url(payment)), step="card_authorize"))
         except AcquirerError as exc:
             return Started(_authorisation_failed(payment.pk, exc))
         start_answer_record(payment=payment, step="card_authorize", answer=answer)
@@ -167,7 +169,7 @@ def hosted_card_verify_otp(*, payment: Payment, otp: str) -> Payment:
     ServiceUnavailable (otp) when the acquirer did not answer (the payment stays PROCESSING)."""
     payment = _claim(payment, modes=(M.CARD,), target=S.SUCCESS, field="otp", challenge=True)
     try:
-        answer = get_acquirer().card_verify_otp(payment=payment, otp=otp, challenge_ref=payment.card_challenge_ref)
+        answer = acquirer_for(payment).card_verify_otp(payment=payment, otp=otp, challenge_ref=payment.card_challenge_ref)
     except AcquirerError as exc:
         _acquirer_no_answer(payment.pk, "card_verify_otp", exc, field="otp")
     return step_answer_apply(payment, "card_verify_otp", answer)
