@@ -392,6 +392,17 @@ CHECKOUT_SESSION_TTL_SECONDS = env.int("CHECKOUT_SESSION_TTL_SECONDS", default=1
 CHECKOUT_RESULT_REDIRECT_SECONDS = env.int("CHECKOUT_RESULT_REDIRECT_SECONDS", default=5)
 if not 0 <= CHECKOUT_RESULT_REDIRECT_SECONDS <= 60:
     raise ImproperlyConfigured("CHECKOUT_RESULT_REDIRECT_SECONDS must be 0 to 60 seconds")
+# How often one checkout session, and one attempt of it, may ask the acquirer (UPI requests,
+# method starts, the bank-transfer page, returns from the acquirer's pages): past either the
+# customer sees a calm page and no call is made (payments.services.call_budget, issue 28).
+CHECKOUT_ACQUIRER_CALLS_PER_SESSION = env.int("CHECKOUT_ACQUIRER_CALLS_PER_SESSION", default=20)
+CHECKOUT_ACQUIRER_CALLS_PER_ATTEMPT = env.int("CHECKOUT_ACQUIRER_CALLS_PER_ATTEMPT", default=6)
+# How long a checkout page reuses the acquirer's answer about an attempt instead of asking
+# again (docs/going-live.md, "The processor's limits", says why this long).
+CHECKOUT_ACQUIRER_ANSWER_SECONDS = env.int("CHECKOUT_ACQUIRER_ANSWER_SECONDS", default=120)
+if min(CHECKOUT_ACQUIRER_CALLS_PER_SESSION, CHECKOUT_ACQUIRER_CALLS_PER_ATTEMPT, CHECKOUT_ACQUIRER_ANSWER_SECONDS) < 1:
+    raise ImproperlyConfigured("CHECKOUT_ACQUIRER_CALLS_PER_SESSION, CHECKOUT_ACQUIRER_CALLS_PER_ATTEMPT and "
+                               "CHECKOUT_ACQUIRER_ANSWER_SECONDS must be at least 1")
 # Proxies in front of the service that append the client's address to X-Forwarded-For; per-address
 # limits count the address the outermost one wrote (gateway.core.clientip). 0: REMOTE_ADDR, header ignored.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)

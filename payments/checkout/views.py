@@ -9,6 +9,7 @@ final. Who may see a page: access. What a page shows: display.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import wraps
 
 from django.conf import settings
 from django.http import HttpResponse, HttpResponseRedirect
@@ -43,6 +44,7 @@ from payments.checkout.display import (
 from payments.checkout.navigation import go_on
 from payments.models import Payment
 from payments.services import hosted
+from payments.services.call_budget import CallBudgetSpent
 from payments.services.links import payment_link_customer_cancel, payment_link_of
 from payments.state import InvalidTransition
 from tokens.selectors import token_for_checkout
@@ -77,6 +79,8 @@ def _checkout_step(*, show_errors: bool = False, vpa: str = ""):
     step = _Step()
     try:
         yield step
+    except CallBudgetSpent:
+        raise  # not the step's error: the calm page instead (_calm_when_spent)
     except InvalidTransition:
         step.moved_on = True
     except GatewayError as exc:
@@ -120,6 +124,28 @@ def _refused(request, payment: Payment, mode: str):
     return render_methods(request, payment, open_method=mode, errors={"mode": [why]}, status=400)
 
 
+def _calm_when_spent(view):
+    """A checkout page that may ask the acquirer: past the session's or the attempt's budget of
+    calls (payments.services.call_budget) no call was made, and the customer sees the calm
+    page, in the checkout's look and language: what to do now, and nothing alarming. 429,
+    with Retry-After."""
+
+    @wraps(view)
+    def calm(request, payment_id: str, *args, **kwargs):
+        try:
+            return view(request, payment_id, *args, **kwargs)
+        except CallBudgetSpent as spent:
+            payment = granted_payment(request, payment_id)
+            payment.refresh_from_db()
+            response = render(request, "checkout/calm.html", page_context(
+                payment, scope=spent.scope, back_url=reverse("checkout:page", args=[payment_id])), status=429)
+            for name, value in spent.headers.items():
+                response[name] = value
+            return response
+
+    return calm
+
+
 # --- pages ----------------------------------------------------------------------------------
 
 set_language = checkout_page(require_POST(i18n_views.set_language))
@@ -143,6 +169,7 @@ def page(request, payment_id: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_POST
 def upi(request, payment_id: str):
     """UPI collect: the customer's UPI app is asked to approve; the waiting page follows."""
@@ -170,6 +197,7 @@ def upi(request, payment_id: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_POST
 def upi_intent(request, payment_id: str):
     """UPI by app or QR: the attempt's link from the acquirer (payments.services.upi,
@@ -281,6 +309,7 @@ def _bank_start(request, payment_id: str, mode: str, form_class, field: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_POST
 def netbanking(request, payment_id: str):
     """The customer picked a bank: on to the bank's page."""
@@ -288,6 +317,7 @@ def netbanking(request, payment_id: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_POST
 def wallet(request, payment_id: str):
     """The customer picked a wallet: on to the wallet's page."""
@@ -295,6 +325,7 @@ def wallet(request, payment_id: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_POST
 def transfer_start(request, payment_id: str):
     """NEFT, RTGS or cash challan: a reference is issued and the challan shown."""
@@ -316,6 +347,7 @@ def transfer_start(request, payment_id: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_GET
 def transfer(request, payment_id: str):
     """The printable challan: where to pay, the reference to quote, and until when."""
@@ -368,19 +400,22 @@ def status(request, payment_id: str):
 
 
 @checkout_page
+@_calm_when_spent
 @require_GET
 def acquirer_return(request, payment_id: str):
     """Where the acquirer brings the customer back from its own page (the issuer's 3-D Secure
     page, the bank's, the wallet's): the acquirer's status query decides what became of the
-    payment (hosted_acquirer_return); the redirect's own parameters are never read. Then the
-    result page, or the waiting page while the acquirer has no final answer yet."""
+    payment (hosted_customer_return: asked once in a while, however often the customer
+    reloads); the redirect's own parameters are never read. Then the result page, or the
+    waiting page while the acquirer has no final answer yet."""
     payment = granted_payment(request, payment_id)
     with _checkout_step(show_errors=True):  # being confirmed already, or moved on: go_on shows where
-        hosted.hosted_acquirer_return(payment=payment)
+        hosted.hosted_customer_return(payment=payment)
     return go_on(payment)
 
 
 @checkout_page
+@_calm_when_spent
 @require_POST
 def upi_change_method(request, payment_id: str):
     """The customer stops waiting for the UPI app and goes back to the methods (the request is

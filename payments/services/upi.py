@@ -39,6 +39,7 @@ from payments.services.acquirer_answers import (
     acquirer_return_url,
     status_queries_run,
 )
+from payments.services.call_budget import CallBudgetSpent, checkout_call_take
 from payments.services.reversals import payment_late_approval_handle
 from payments.services.transitions import (
     payment_expire,
@@ -203,13 +204,16 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
     Raises ValidationError: payerVpa for a missing, malformed or (sandbox) unknown VPA;
     upiUri for an unknown, expired, final or already claimed payment. PaymentFailed,
     ServiceUnavailable or ProcessingError when the acquirer cannot take it (the payer's claim
-    is released, so the customer may try again)."""
+    is released, so the customer may try again). CallBudgetSpent before anything for a hosted
+    payment whose checkout has asked the acquirer too often (payments.services.call_budget)."""
     ensure_no_transaction()
     vpa = _clean_vpa(payer_vpa)
     payment = Payment.objects.select_related("merchant").filter(pk=payment_id).first()
     if payment is None:
         raise ValidationError("names no payment of this gateway", field="upiUri")
     _ensure_open(payment)
+    if payment.flow == Payment.Flow.HOSTED:  # a customer's checkout: its call budget
+        checkout_call_take(payment, new_attempt=payment.status == S.PENDING)
     payment = _claim(payment, vpa)
 
     acquirer = acquirer_for(payment)
@@ -407,8 +411,10 @@ def hosted_upi_intent(*, payment_id: int) -> Payment:
     acquirer's notice or its status query (upi_unanswered_reconcile), the sandbox's UPI app.
     Raises InvalidTransition when the payment is not PENDING; PaymentFailed, ServiceUnavailable
     or ProcessingError when the acquirer gave no link (the attempt is given back: PENDING, and
-    not counted as a failure)."""
+    not counted as a failure); CallBudgetSpent before anything when the checkout has asked the
+    acquirer too often (payments.services.call_budget)."""
     ensure_no_transaction()
+    checkout_call_take(Payment.objects.get(pk=payment_id), new_attempt=True)
     payment = payment_mark_processing(payment_id=payment_id, payment_mode=Payment.Mode.UPI,
                                       detail={"method": "UPI", "via": "intent"})
     payment = Payment.objects.select_related("merchant").get(pk=payment.pk)
@@ -450,11 +456,20 @@ def upi_change_method(*, payment: Payment) -> Payment:
     cancel may still be approved in the customer's app: that late approval finds its attempt
     over and is reversed (payment_late_approval_handle), so the customer is never
     charged twice. Returns the payment, PENDING. Raises InvalidTransition when it is not
-    waiting for a UPI app."""
+    waiting for a UPI app. A checkout that has asked the acquirer too often
+    (payments.services.call_budget) leaves the request without asking: the customer is not
+    kept waiting for an app, and a late approval is reversed as above."""
     before, payment = payment_attempt_abandon(payment_id=payment.pk, modes=(Payment.Mode.UPI,),
                                               reason="the customer chose another method")
     if not before.payer_vpa:
         return payment  # the QR was shown, nobody had paid it: no request to cancel
+    try:
+        checkout_call_take(before)
+    except CallBudgetSpent:
+        payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER,
+                     detail={"step": "upi_cancel", "outcome": "not asked", "attempt": before.attempt,
+                             "error": "CallBudgetSpent"})
+        return payment
     try:
         answer = acquirer_for(before).upi_cancel(payment=before, payer_vpa=before.payer_vpa)
     except AcquirerError as exc:

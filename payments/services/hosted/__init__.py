@@ -39,7 +39,7 @@ from payments.services.hosted.customer import (
     indian_mobile,
     mobile_digits,
 )
-from payments.services.hosted.pages import Started, acquirer_page_open, hosted_acquirer_return
+from payments.services.hosted.pages import Started, acquirer_page_open, hosted_acquirer_return, hosted_customer_return
 from payments.services.hosted.session import (
     HostedSession,
     checkout_url,
@@ -56,7 +56,7 @@ from payments.services.hosted.steps import acquirer_call_release, step_answer_ap
 __all__ = [
     "BANK_MODES", "TRANSFER_MODES", "TRANSFER_VALIDITY", "HostedSession", "Started",
     "acquirer_call_release", "acquirer_page_open", "checkout_url", "client_secret_hash", "customer_phone_needed",
-    "hosted_acquirer_return", "hosted_customer_phone_set", "indian_mobile", "mobile_digits",
+    "hosted_acquirer_return", "hosted_customer_phone_set", "hosted_customer_return", "indian_mobile", "mobile_digits",
     "hosted_bank_complete", "hosted_bank_open", "hosted_bank_start",
     "hosted_cancel", "hosted_card_pay", "hosted_card_start", "hosted_card_verify_otp", "hosted_expire_if_due",
     "hosted_payment_create",

@@ -14,6 +14,7 @@ from payments.acquirer.base import AcquirerError, Outcome
 from payments.services.routing import routed_answer, routed_call
 from payments.models import Payment
 from payments.services.acquirer_answers import acquirer_return_url
+from payments.services.call_budget import answer_keep, answer_kept, checkout_call_take
 from payments.services.hosted.pages import Started, start_answer_record
 from payments.services.hosted.session import _ensure_open
 from payments.services.hosted.steps import _acquirer_no_answer, _claim, acquirer_call_release, step_answer_apply
@@ -48,7 +49,10 @@ def hosted_bank_open(*, payment: Payment, mode: str, bank_code: str) -> Started:
     own page to send the customer to (its answer, the customer back, is confirmed by
     hosted_acquirer_return); without, the checkout's own bank page (hosted_bank_complete). The
     acquirer declining, or not reachable, is a failed attempt: no money moved before the
-    customer reached the bank's page. Raises InvalidTransition when the session is not open."""
+    customer reached the bank's page. Raises InvalidTransition when the session is not open,
+    CallBudgetSpent (payments.services.call_budget) before anything when the checkout has
+    asked the acquirer too often."""
+    checkout_call_take(payment, new_attempt=True)
     payment = hosted_bank_start(payment=payment, mode=mode, bank_code=bank_code)
     try:
         answer = routed_answer(routed_call(
@@ -96,11 +100,19 @@ def new_transfer_reference() -> str:
     return "GW" + random_string("0123456789", 12)
 
 
+# The question, in the checkout's kept answers (payments.services.call_budget), of the account
+# a transfer attempt pays into.
+TRANSFER_ACCOUNT = "transfer_account"
+
+
 def transfer_details(payment: Payment) -> dict:
     """What the challan shows: where to pay (the acquirer's account for the payment,
-    Acquirer.transfer_details), the reference to quote, and until when. Raises AcquirerError
-    when the acquirer could not say."""
-    account = acquirer_for(payment).transfer_details(payment=payment, return_url=acquirer_return_url(payment))
+    Acquirer.transfer_details), the reference to quote, and until when. The account is the
+    one the acquirer gave for this attempt a moment ago when it is kept (each view of the
+    challan would otherwise ask again), else asked: a call of the checkout's budget. Raises
+    AcquirerError when the acquirer could not say, CallBudgetSpent past the budget."""
+    account = answer_kept(payment, TRANSFER_ACCOUNT, lambda: acquirer_for(payment).transfer_details(
+        payment=payment, return_url=acquirer_return_url(payment)))
     return {
         "beneficiary": account.beneficiary,
         "bank": account.bank,
@@ -118,23 +130,28 @@ def hosted_transfer_start(*, payment: Payment, mode: str) -> Payment:
     stays PROCESSING until the funds arrive (hosted_transfer_received) or it expires (the
     beat sweep; a queued task would outlive Redis's visibility timeout). An acquirer that
     cannot give the account to pay into (transfer_details) fails the attempt instead.
-    Raises InvalidTransition when the session is no longer open."""
+    Raises InvalidTransition when the session is no longer open, CallBudgetSpent before
+    anything when the checkout has asked the acquirer too often."""
     if mode not in TRANSFER_MODES:
         raise ValueError(f"{mode} is not a bank transfer")
     _ensure_open(payment)
+    checkout_call_take(payment, new_attempt=True)
     payment = payment_mark_processing(
         payment_id=payment.pk, payment_mode=mode, transfer_reference=new_transfer_reference(),
         expires_at=timezone.now() + TRANSFER_VALIDITY, detail={"method": mode},
     )
     try:
         # The account is asked for now, so an acquirer that cannot give one fails the attempt
-        # here rather than leave it open for days with nowhere to pay.
-        acquirer_for(payment).transfer_details(payment=payment, return_url=acquirer_return_url(payment))
+        # here rather than leave it open for days with nowhere to pay; the challan that follows
+        # shows this answer (transfer_details).
+        account = acquirer_for(payment).transfer_details(payment=payment, return_url=acquirer_return_url(payment))
     except AcquirerError as exc:
         try:
             return _start_failed(payment, exc)
         except InvalidTransition:
             pass  # final meanwhile
+        return payment
+    answer_keep(payment, TRANSFER_ACCOUNT, account)
     return payment
 
 

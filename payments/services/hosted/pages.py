@@ -18,6 +18,7 @@ from gateway.core.errors import ValidationError
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused
 from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import acquirer_answer_record
+from payments.services.call_budget import answer_keep, answer_recent, checkout_call_take
 from payments.services.hosted.steps import _claim, acquirer_call_release, step_answer_apply
 from payments.services.transitions import payment_note
 from payments.state import InvalidTransition
@@ -88,17 +89,45 @@ def hosted_acquirer_return(*, payment: Payment) -> Payment:
         answer = acquirer_for(payment).call_status(payment=payment, step=step)
     except AcquirerRefused as exc:
         acquirer_call_release(payment.pk)
-        payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER,
-                     detail={"step": f"{step}_return", "outcome": "no such payment", "message": str(exc)[:200]})
+        _return_note_once(payment, {"step": f"{step}_return", "outcome": "no such payment",
+                                    "message": str(exc)[:200]})
     except AcquirerError as exc:
         logger.info("payment %s back from the acquirer's page, not final there: %s", payment.sabpaisa_txn_id,
                     type(exc).__name__)
-        payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER,
-                     detail={"step": f"{step}_return", "outcome": "not final", "error": type(exc).__name__})
+        _return_note_once(payment, {"step": f"{step}_return", "outcome": "not final", "error": type(exc).__name__})
     else:
         step_answer_apply(payment, step, answer, recorded_as=f"{step}_return")
     payment.refresh_from_db()
     return payment
+
+
+def _return_note_once(payment: Payment, detail: dict) -> None:
+    """A return the acquirer had no final answer to, in the payment's story once per attempt and
+    outcome: a customer reloading the return, and the sweep asking every few minutes, add
+    nothing new to it."""
+    detail = {**detail, "attempt": payment.attempt}
+    if not payment.events.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__step=detail["step"],
+                                 detail__outcome=detail["outcome"], detail__attempt=payment.attempt).exists():
+        payment_note(payment_id=payment.pk, kind=PaymentEvent.Kind.ACQUIRER, detail=detail)
+
+
+# The question, in the checkout's kept answers (payments.services.call_budget), of a return.
+RETURN_ASKED = "return_asked"
+
+
+def hosted_customer_return(*, payment: Payment) -> Payment:
+    """The customer's browser is back from the acquirer's page (the checkout's return view):
+    hosted_acquirer_return, a call of the checkout's budget, unless the acquirer was asked
+    about this attempt's return within CHECKOUT_ACQUIRER_ANSWER_SECONDS (a reload, the back
+    button, a second tab): then nothing is asked and nothing written, and the customer waits
+    for the answer the webhook or the payments sweep brings. Raises what
+    hosted_acquirer_return raises, and CallBudgetSpent before any call past the budget."""
+    payment.refresh_from_db()
+    if not acquirer_page_open(payment) or answer_recent(payment, RETURN_ASKED):
+        return payment
+    checkout_call_take(payment)
+    answer_keep(payment, RETURN_ASKED, True)
+    return hosted_acquirer_return(payment=payment)
 
 
 def acquirer_pages_reconcile(*, now=None, limit: int = 200) -> int:
