@@ -72,6 +72,7 @@ class RazorpayDouble:
         self.orders: dict[str, dict] = {}
         self.payments: dict[str, dict] = {}
         self.refunds: dict[str, dict] = {}
+        self.settlements: list[dict] = []     # payouts a test puts here, newest first
         self.calls: list[Call] = []
         self.deliveries: list[Delivery] = []
         self.violations: list[str] = []
@@ -279,6 +280,11 @@ class RazorpayDouble:
         if not path.startswith(self.PREFIX):
             return self._bad("The requested URL was not found on the server.", status=404)
         parts = path[len(self.PREFIX):].strip("/").split("/")
+        if method == "GET" and parts == ["settlements"]:
+            skip, count = int(query.get("skip", 0)), int(query.get("count", 10))
+            items = [dict(s) for s in self.settlements
+                     if int(query.get("from", 0)) <= s["created_at"] <= int(query.get("to", 2**40))][skip:skip + count]
+            return 200, {"entity": "collection", "count": len(items), "items": items}, "settlement_collection"
         if method == "POST" and parts == ["orders"]:
             return self._create_order(body)
         if method == "GET" and parts == ["orders"]:

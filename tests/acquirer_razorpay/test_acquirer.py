@@ -204,3 +204,16 @@ def test_nothing_captured_is_nothing_to_reverse(acquirer, payment, razorpay_doub
 def test_a_status_query_of_a_payment_razorpay_never_saw_is_refused(acquirer, payment):
     with pytest.raises(AcquirerRefused):
         acquirer.call_status(payment=payment, step="bank_authorize")
+
+
+def test_settlements_are_razorpays_payouts_net_of_fees_and_tax(acquirer, razorpay_double):
+    from datetime import datetime, timezone
+
+    from tests.acquirer_razorpay.shapes import fixture
+
+    razorpay_double.settlements = fixture("settlement_collection.json")["items"]
+    page = acquirer.settlements_list(start=datetime(2017, 1, 1, tzinfo=timezone.utc), end=None)
+    assert [(s.settlement_id, s.utr, s.net, s.fees, s.tax, s.gross) for s in page.items][0] == (
+        "setl_7IZKKI4Pnt2kEe", "RZRP173069230703", 50000, 123, 12, None)
+    assert len(page.items) == 3 and page.cursor == ""
+    assert acquirer.settlement_events(settlement_id="setl_7IZKKI4Pnt2kEe").items == ()

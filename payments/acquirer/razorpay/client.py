@@ -109,6 +109,21 @@ class Refund:
 
 
 @dataclass(frozen=True)
+class Settlement:
+    """A payout (GET /settlements): `amount` is what reached the merchant's bank, after `fees`
+    and `tax`, all in paise."""
+
+    id: str
+    amount: int
+    fees: int
+    tax: int
+    utr: str
+    status: str                 # created, processed, failed
+    created_at: int
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
 class Created:
     """What an S2S create answered: the payment's id and where the customer goes next (`url`,
     the first `next` redirect: the issuer's 3-D Secure page, the bank's or wallet's page) or the
@@ -174,6 +189,15 @@ def refund_entity(item: Any) -> Refund:
     return Refund(id=_text(item["id"]), payment_id=_text(item.get("payment_id")), status=_text(item.get("status")),
                   amount=_amount(item.get("amount")), receipt=_text(item.get("receipt")),
                   arn=_text(bank.get("arn")), notes=_notes(item.get("notes")), raw=item)
+
+
+def settlement_entity(item: Any) -> Settlement:
+    if not isinstance(item, dict) or not item.get("id"):
+        raise RazorpayBadResponse("Razorpay's settlement was not a settlement")
+    created = item.get("created_at")
+    return Settlement(id=_text(item["id"]), amount=_amount(item.get("amount")), fees=_amount(item.get("fees") or 0),
+                      tax=_amount(item.get("tax") or 0), utr=_text(item.get("utr")), status=_text(item.get("status")),
+                      created_at=created if isinstance(created, int) else 0, raw=item)
 
 
 def _items(answer: Any, read: Callable[[Any], Any]) -> list:
@@ -286,6 +310,13 @@ class RazorpayClient:
     def payment_refunds(self, payment_id: str) -> list[Refund]:
         return self._call("GET", f"/payments/{quote(payment_id, safe='')}/refunds?count=100",
                           read=lambda answer: _items(answer, refund_entity))
+
+    # -- settlements --------------------------------------------------------------------------
+
+    def settlements(self, *, start: int | None, end: int | None, skip: int, count: int = 100) -> list[Settlement]:
+        """One page of payouts created between `start` and `end` (Unix seconds), newest first."""
+        query = {"count": count, "skip": skip, **({"from": start} if start else {}), **({"to": end} if end else {})}
+        return self._call("GET", "/settlements?" + urlencode(query), read=lambda answer: _items(answer, settlement_entity))
 
     # -- the wire -----------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from django.db import transaction
 from gateway.core.errors import ValidationError
 from payments.acquirer import acquirer_for, acquirer_named
 from payments.locks import lock_payment
+from payments.services.routing import merchant_acquirers
 from payments.lookups import mobile_digits
 from payments.models import Payment, PaymentEvent
 from payments.services.transitions import payment_note
@@ -36,8 +37,6 @@ def customer_phone_needed(payment: Payment) -> bool:
     if payment.acquirer:
         return acquirer_for(payment).requires_customer_phone
     # Not routed yet: any acquirer its routes may send it to.
-    from payments.services.routing import merchant_acquirers
-
     return any(acquirer_named(name).requires_customer_phone for name in merchant_acquirers(payment.merchant_id))
 
 
