@@ -4,7 +4,8 @@ acquirers: routing and safe failover").
 - A payment's acquirer is chosen once, when its first method opens an order at an acquirer:
   the merchant's route for that method (payments.models.AcquirerRoute: an ordered list set by
   staff, the method's own row, else the merchant's ANY row, else the configured acquirer),
-  keeping only acquirers this deployment enables (GATEWAY_ACQUIRERS) that carry the method.
+  keeping only acquirers this deployment enables (GATEWAY_ACQUIRERS) that carry the method,
+  those out of rotation for it (payments.services.acquirer_health) tried last.
   It is written on the payment (Payment.acquirer) before the call, so that whatever that
   acquirer says later is the payment's; every later call about the payment goes to it
   (payments.acquirer.acquirer_for).
@@ -31,6 +32,7 @@ from django.conf import settings
 from payments.acquirer import acquirer_for, acquirer_named, enabled
 from payments.acquirer.base import Acquirer, AcquirerAnswer, AcquirerError, AcquirerRefused
 from payments.models import AcquirerRoute, Payment
+from payments.services.acquirer_health import health_record, in_rotation_first
 
 logger = logging.getLogger("payments.routing")
 
@@ -55,7 +57,7 @@ def route_for(merchant_id: int, method: str) -> list[str]:
     if row is not None and len(usable) < len(row.names):
         logger.warning("merchant %s route %s names acquirers not enabled or not carrying it: %s",
                        merchant_id, method, ", ".join(n for n in row.names if n not in usable))
-    return usable or [settings.GATEWAY_ACQUIRER]
+    return in_rotation_first(usable, method) if len(usable) > 1 else (usable or [settings.GATEWAY_ACQUIRER])
 
 
 def merchant_acquirers(merchant_id: int) -> list[str]:
@@ -96,14 +98,17 @@ def routed_call(payment: Payment, method: str, call: Callable[[Acquirer], T], *,
         try:
             answer = call(acquirer_named(name))
         except AcquirerRefused:
+            health_record(name, method, failed=False)  # it answered: a refusal is not an outage
             raise
         except AcquirerError as exc:
+            health_record(name, method, failed=True)
             failed.append({"acquirer": name, "failure": type(exc).__name__, "message": str(exc)[:200]})
             if position + 1 < len(route):
                 logger.warning("payment %s: %s failed technically at %s (%s); failing over to %s",
                                payment.sabpaisa_txn_id, name, step, type(exc).__name__, route[position + 1])
                 continue
             raise
+        health_record(name, method, failed=False)
         why = ("failover: " + "; ".join(f"{f['acquirer']} {f['failure']}" for f in failed)) if failed else \
             f"first of the route for {method}"
         return Routed(answer, name, {"acquirer": name, "route": {"tried": route[:position + 1], "why": why,
