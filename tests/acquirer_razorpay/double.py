@@ -80,6 +80,7 @@ class RazorpayDouble:
         self.throttled: float | None = None   # seconds: every call answers 429 with Retry-After
         self.delay = 0.0                      # seconds every answer waits (a slow Razorpay)
         self.refuse_payments = False          # True: every payment create answers 400 (Razorpay's "no")
+        self.drop = False                     # True: every connection is closed unanswered
         self.lock = threading.RLock()
         self._clock = itertools.count(int(time.time()))
         self._server: ThreadingHTTPServer | None = None
@@ -235,6 +236,10 @@ class RazorpayDouble:
     def _handle(self, request: BaseHTTPRequestHandler) -> None:
         length = int(request.headers.get("Content-Length") or 0)
         raw = request.rfile.read(length) if length else b""
+        if self.drop:
+            request.close_connection = True
+            request.connection.shutdown(2)
+            return
         parts = urlsplit(request.path)
         path, query = unquote(parts.path), {k: v[0] for k, v in parse_qs(parts.query).items()}
         try:
