@@ -164,3 +164,15 @@ def test_the_console_takes_an_ordered_route(both):
     form = AcquirerRouteForm(data={"method": "UPI", "acquirers": " razorpay , cashfree "})
     assert form.is_valid(), form.errors
     assert form.cleaned_data["acquirers"] == "razorpay,cashfree"
+
+
+def test_the_consoles_story_shows_the_route_and_why(both, post, s2s_merchant):
+    from gateway.console.story import payment_story
+
+    cashfree, razorpay = both
+    razorpay.unavailable = True
+    route(merchant_of(s2s_merchant), "UPI", "razorpay,cashfree")
+    response = post(s2s_merchant, signed_body(s2s_merchant, paymentMode="UPI_QR"))
+    payment = Payment.objects.get(payment_id=response.json()["paymentId"])
+    titles = [entry.title for entry in payment_story(payment).entries]
+    assert any("routed to cashfree (failover: razorpay AcquirerUnavailable)" in title for title in titles), titles
