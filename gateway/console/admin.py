@@ -26,7 +26,6 @@ from gateway.core.errors import GatewayError
 from gateway.platform.models import ApiKey, AuditRecord, CredentialClaim, Merchant, MerchantBrand
 from gateway.core.money import rupees_str
 from gateway.core.urlcheck import validate_webhook_url
-from payments.models import AcquirerRoute
 
 CREDENTIAL_KINDS = {"api-key": "API key", "secret-key": "secret key", "webhook-secret": "webhook secret"}
 
@@ -184,48 +183,6 @@ class ApiKeyInline(admin.TabularInline):
         return False
 
 
-class AcquirerRouteForm(forms.ModelForm):
-    """One method's ordered acquirers (payments.services.routing): names this deployment enables
-    (GATEWAY_ACQUIRERS), each carrying the method, none twice."""
-
-    class Meta:
-        model = AcquirerRoute
-        fields = ("method", "acquirers")
-
-    def clean_acquirers(self):
-        from payments.acquirer import acquirer_named, enabled
-
-        names = [name.strip() for name in self.cleaned_data["acquirers"].split(",") if name.strip()]
-        if not names:
-            raise forms.ValidationError("Name at least one acquirer.")
-        unknown = [name for name in names if name not in enabled()]
-        if unknown:
-            raise forms.ValidationError(f"Not enabled here: {', '.join(unknown)} (GATEWAY_ACQUIRERS: "
-                                        f"{', '.join(enabled())}).")
-        if len(set(names)) != len(names):
-            raise forms.ValidationError("An acquirer is named twice.")
-        method = self.cleaned_data.get("method")
-        if method and method != AcquirerRoute.ANY:
-            lacking = [name for name in names if method not in acquirer_named(name).methods]
-            if lacking:
-                raise forms.ValidationError(f"{', '.join(lacking)} does not carry {method}.")
-        return ",".join(names)
-
-
-class AcquirerRouteInline(admin.TabularInline):
-    """Routing (issue 33, docs/going-live.md): per method, the acquirers tried in order; the ANY
-    row is the merchant's default. A payment fails over to the second only on a technical failure
-    before any customer step, never on a decline, once."""
-
-    model = AcquirerRoute
-    form = AcquirerRouteForm
-    fields = ("method", "acquirers", "updated_at")
-    readonly_fields = ("updated_at",)
-    extra = 0
-    verbose_name = "acquirer route"
-    verbose_name_plural = "Acquirer routes (which processor takes each method, and the failover)"
-
-
 @admin.register(Merchant)
 class MerchantAdmin(admin.ModelAdmin):
     form = MerchantForm
@@ -235,7 +192,7 @@ class MerchantAdmin(admin.ModelAdmin):
     search_fields = ("code", "name")
     readonly_fields = ("credential_actions", "credential_note", "credential_requests", "webhook_secret_grace",
                        "brand_preview", "created_at", "updated_at")
-    inlines = [ApiKeyInline, AcquirerRouteInline]
+    inlines = [ApiKeyInline]
     show_full_result_count = False
 
     def get_fieldsets(self, request, obj=None):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.console.admin import AcquirerRouteForm
+from payments.admin import AcquirerRouteForm
 from payments.acquirer import acquirer_for
 from payments.models import AcquirerRoute, Payment, PaymentEvent
 from payments.services.routing import route_for
@@ -155,13 +155,14 @@ def test_a_notice_of_another_acquirer_than_the_payments_is_not_applied(both, s2s
     ("NEFT", "razorpay", "razorpay does not carry NEFT"),
     ("UPI", "cashfree,cashfree", "named twice"),
 ])
-def test_the_console_refuses_a_route_it_cannot_honour(both, method, acquirers, error):
-    form = AcquirerRouteForm(data={"method": method, "acquirers": acquirers})
+def test_the_console_refuses_a_route_it_cannot_honour(both, s2s_merchant, method, acquirers, error):
+    form = AcquirerRouteForm(data={"merchant": merchant_of(s2s_merchant).pk, "method": method, "acquirers": acquirers})
     assert not form.is_valid() and error in str(form.errors)
 
 
-def test_the_console_takes_an_ordered_route(both):
-    form = AcquirerRouteForm(data={"method": "UPI", "acquirers": " razorpay , cashfree "})
+def test_the_console_takes_an_ordered_route(both, s2s_merchant):
+    form = AcquirerRouteForm(data={"merchant": merchant_of(s2s_merchant).pk, "method": "UPI",
+                                   "acquirers": " razorpay , cashfree "})
     assert form.is_valid(), form.errors
     assert form.cleaned_data["acquirers"] == "razorpay,cashfree"
 
