@@ -82,8 +82,12 @@ def cpu_seconds(pid: int) -> float:
 class Stack:
     def __init__(self, *, name: str = "bench", pg_port: int = 5441, redis_port: int = 6391,
                  web_port: int = 8391, web_workers: int = 4, worker_concurrency: int = 4,
-                 env: dict | None = None, keep_logs: Path | None = None, code_dir: Path = ROOT):
-        for port in (pg_port, redis_port, web_port):
+                 env: dict | None = None, keep_logs: Path | None = None, code_dir: Path = ROOT,
+                 database_url: str | None = None):
+        # An existing database instead of a private cluster (benchmarks/grown.py: a grown
+        # database is filled once and measured by several runs); left as it is at close.
+        self.external_database_url = database_url
+        for port in (redis_port, web_port) if database_url else (pg_port, redis_port, web_port):
             if port_open(port):
                 raise RuntimeError(f"port {port} is already in use; is another benchmark running?")
         # The code the processes run: this checkout, or another revision (benchmarks/compare).
@@ -108,6 +112,8 @@ class Stack:
     # -- environment -----------------------------------------------------------------------
     @property
     def database_url(self) -> str:
+        if self.external_database_url:
+            return self.external_database_url
         return f"postgres://postgres:postgres@127.0.0.1:{self.pg_port}/gateway"
 
     @property
@@ -188,8 +194,9 @@ class Stack:
                               ).returncode == 0
 
     def psql(self, sql: str) -> str:
-        out = subprocess.run([str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(self.pg_port), "-U", "postgres",
-                              "-d", "gateway", "-Atqc", sql], check=True, capture_output=True, text=True)
+        where = (["-d", self.external_database_url] if self.external_database_url else
+                 ["-h", "127.0.0.1", "-p", str(self.pg_port), "-U", "postgres", "-d", "gateway"])
+        out = subprocess.run([str(PG_BIN / "psql"), *where, "-Atqc", sql], check=True, capture_output=True, text=True)
         return out.stdout.strip()
 
     # -- Redis -------------------------------------------------------------------------------
@@ -270,7 +277,8 @@ class Stack:
 
     # -- lifecycle ---------------------------------------------------------------------------
     def up(self, *, web: bool = True, worker: bool = True, beat: bool = True) -> Stack:
-        self.postgres_init()
+        if not self.external_database_url:
+            self.postgres_init()
         self.redis_start()
         self.manage("migrate", "--noinput")
         if web:

@@ -288,7 +288,12 @@ CELERY_BEAT_SCHEDULE = {
     # The acquirer's settlements of the last three days, hourly (docs/settlements.md); resumable
     # and idempotent.
     "settlements-fetch": {"task": "refunds.settlement_tasks.settlements_fetch_task", "schedule": 3600.0},
+    # The three-way reconciliation of the last month, hourly after the fetch; idempotent.
+    "settlements-reconcile": {"task": "refunds.settlement_tasks.reconcile_task", "schedule": 3600.0},
     # Late approvals' reversals whose message was lost or whose acquirer call erred.
+    # Disputes: stale ones read again, recent payments asked about, deadline alerts raised
+    # (docs/disputes.md). Every 5 minutes: the alert's margin over its 48 h (ALERT_BEFORE).
+    "disputes-sweep": {"task": "refunds.dispute_tasks.disputes_sweep_task", "schedule": 300.0},
     "reversals-pending": {"task": "payments.tasks.reversals_pending_sweep", "schedule": 30.0},
     # Data retention (gateway/platform/retention.py has the table): each run deletes in short batches.
     "retention-sessions-audit": {"task": "gateway.tasks.gateway_retention_task", "schedule": 3600.0},
@@ -459,6 +464,11 @@ CASHFREE_CLIENT_SECRET = env.str("CASHFREE_CLIENT_SECRET", default="")
 CASHFREE_WEBHOOK_SECRET = env.str("CASHFREE_WEBHOOK_SECRET", default="") or CASHFREE_CLIENT_SECRET
 CASHFREE_BASE_URL = env.str("CASHFREE_BASE_URL", default=(
     "https://api.cashfree.com/pg" if IS_PRODUCTION else "https://sandbox.cashfree.com/pg")).rstrip("/")
+# Cashfree.js v3, the script whose card components are the checkout's card fields in
+# CARD_FORM_MODE=processor (docs/security.md lists it). Cashfree's own address; production refuses
+# any other (payments.acquirer.cashfree.checks), and the tests point staging at a local stand-in
+# with the same interface (tests/acquirer_cashfree/cashfree_js/), since this one cannot be fetched.
+CASHFREE_JS_URL = env.str("CASHFREE_JS_URL", default="https://sdk.cashfree.com/js/v3/cashfree.js")
 # Every call to Cashfree ends within this (payments.acquirer.base.CALL_TIME_LIMIT is 60 s).
 CASHFREE_TIMEOUT_SECONDS = env.float("CASHFREE_TIMEOUT_SECONDS", default=10)
 # Razorpay: the account's API key (id and secret: HTTP Basic on every call; the secret is never

@@ -6,6 +6,7 @@ import base64
 import io
 import math
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.shortcuts import render
@@ -20,6 +21,7 @@ from gateway.core.errors import GatewayError
 from gateway.platform.models import Merchant, MerchantBrand
 from gateway.core.money import format_inr  # views import it from here too
 from payments.acquirer import get_acquirer
+from payments.acquirer.base import CardFields
 from payments.checkout.availability import methods_on_page, usable_methods
 from payments.models import Payment, PaymentEvent
 from payments.services.hosted.customer import customer_phone_needed
@@ -216,13 +218,19 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
                 "reason": shown.reason, "short": shown.short, "instead": shown.instead,
                 "instead_label": labels[shown.instead][0] if shown.instead else ""}
                for shown in methods_on_page(payment)]
+    # CARD_FORM_MODE=processor: the card is typed into the processor's own fields, which its
+    # script draws inside this page (Acquirer.card_fields); our card form is not on the page.
+    fields = (acquirer.card_fields() if settings.CARD_FORM_MODE == "processor"
+              and any(method["code"] == M.CARD and method["usable"] for method in methods) else None)
     context = page_context(
         payment, methods=methods, errors=errors or {}, open_method=open_method,
         upi_link=upi_link, upi_qr=qr_data_uri(upi_link) if upi_link else None,
         banks=sorted(acquirer.banks.items(), key=lambda item: item[1]),
         wallets=sorted(acquirer.wallets.items(), key=lambda item: item[1]),
         urls={name.replace("-", "_"): reverse(f"checkout:{name}", args=[pid])
-              for name in ("upi", "upi-intent", "card", "card-saved", "netbanking", "wallet", "transfer-start", "status")},
+              for name in ("upi", "upi-intent", "card", "card-fields", "card-saved", "netbanking", "wallet",
+                           "transfer-start", "status", "acquirer-return")},
+        card_fields=fields,
         # Tokenisation beta (staging only): the session's saved card, or the consent to save one.
         saved_card=token_for_checkout(payment_pk=payment.pk, merchant_id=payment.merchant_id),
         save_card_text=card_consent_text(payment.merchant.name),
@@ -237,7 +245,19 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
         ask_phone=customer_phone_needed(payment),
         values=values or {},
     )
-    return render(request, "checkout/page.html", context, status=status)
+    response = render(request, "checkout/page.html", context, status=status)
+    if fields is not None:
+        response._csp_replace = card_fields_policy(fields)
+    return response
+
+
+def card_fields_policy(fields: CardFields) -> dict:
+    """The page's Content-Security-Policy beside the processor's card fields: its script, its
+    fields' frames and its calls from the processor's own origins and ours, nothing else from
+    outside (PCI DSS v4 6.4.3; docs/security.md lists the page's scripts)."""
+    parts = urlsplit(fields.script)
+    return {"script-src": ["'self'", f"{parts.scheme}://{parts.netloc}"], "frame-src": list(fields.origins),
+            "connect-src": ["'self'", *fields.origins]}
 
 
 def mode_label(mode: str) -> str:

@@ -17,6 +17,7 @@ urlpatterns = [
     path("checkout/<str:payment_id>/upi/intent", views.upi_intent, name="upi-intent"),
     path("checkout/<str:payment_id>/upi/change", views.upi_change_method, name="upi-change-method"),
     path("checkout/<str:payment_id>/card", views.card, name="card"),
+    path("checkout/<str:payment_id>/card/fields", views.card_fields, name="card-fields"),
     path("checkout/<str:payment_id>/card/saved", views.card_saved, name="card-saved"),
     path("checkout/<str:payment_id>/card/challenge", views.card_otp, name="card-otp"),
     path("checkout/<str:payment_id>/netbanking", views.netbanking, name="netbanking"),

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from functools import wraps
 
 from django.conf import settings
-from django.http import HttpResponse, HttpResponseRedirect
+from django.http import HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
@@ -41,7 +41,7 @@ from payments.checkout.display import (
     upi_app_buttons,
     upi_link_of,
 )
-from payments.checkout.navigation import go_on
+from payments.checkout.navigation import go_on, step_url
 from payments.models import Payment
 from payments.services import hosted
 from payments.services.call_budget import CallBudgetSpent
@@ -229,6 +229,11 @@ def card(request, payment_id: str):
     payment = granted_payment(request, payment_id)
     if (refused := _refused(request, payment, M.CARD)) is not None:
         return refused
+    if settings.CARD_FORM_MODE == "processor":
+        # Cards are the processor's fields' here (card_fields): a number posted to our form
+        # anyway (a stale tab, a forged form) is neither kept nor sent on.
+        return render_methods(request, payment, open_method=M.CARD, status=400, errors={
+            "card_number": [_("Enter your card in the card fields below.")]})
     form = forms.CardForm(request.POST)
     errors, phone = _with_phone(request, payment, form)
     if errors:
@@ -241,6 +246,40 @@ def card(request, payment_id: str):
         if started.link:  # 3-D Secure on the issuer's own page; back through acquirer_return
             return HttpResponseRedirect(started.link, status=303)
     return go_on(payment)
+
+
+# What our own card form calls its fields: never posted to the processor's fields' view.
+OWN_CARD_FIELDS = ("card_number", "card_expiry", "card_cvv")
+
+
+@checkout_page
+@require_POST
+def card_fields(request, payment_id: str):
+    """CARD_FORM_MODE=processor: the customer pressed Pay beside the processor's own card fields
+    (static/checkout/card-fields.js). The attempt opens at the processor (hosted_card_fields_open)
+    and the page gets, as JSON, what the fields pay with and where the customer comes back to;
+    the fields then send the card from the browser to the processor. Nothing of the card is
+    posted here: a request carrying a field of our own card form is refused unread."""
+    payment = granted_payment(request, payment_id)
+    if any(name in request.POST for name in OWN_CARD_FIELDS):
+        return JsonResponse({"errors": {"card": [_("Card details are not taken here.")]}}, status=400)
+    if payment.status == S.PENDING and (why := refusal(payment, M.CARD)) is not None:
+        return JsonResponse({"errors": {"card": [why]}}, status=400)
+    phone = forms.CustomerPhoneForm(request.POST, payment=payment)
+    if not phone.is_valid():
+        return JsonResponse({"errors": {name: [str(message) for message in messages]
+                                        for name, messages in phone.errors.items()}}, status=400)
+    with _checkout_step(show_errors=True) as step:
+        _phone_keep(payment, phone)
+        session = hosted.hosted_card_fields_open(payment=payment)
+    if step.error is not None:
+        return JsonResponse({"errors": {"card": [step.error]}}, status=400)
+    if step.moved_on:  # another tab went on meanwhile: the page for where it is now
+        payment.refresh_from_db()
+        return JsonResponse({"next": step_url(payment) if not payment.is_final
+                             else reverse("checkout:result", args=[payment_id])}, status=409)
+    return JsonResponse({"paymentSessionId": session,
+                         "back": reverse("checkout:acquirer-return", args=[payment_id])})
 
 
 @checkout_page

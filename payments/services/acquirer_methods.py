@@ -14,10 +14,11 @@ def acquirer_methods() -> frozenset[str]:
     """The method codes the acquirer carries (Acquirer.methods), asked at each use, so a change
     of acquirer takes effect at once.
 
-    With CARD_FORM_MODE=processor (production's default) cards are left out: the processor's own
-    card fields are not built yet (docs/going-live.md, "Not done yet"), and our card form would
-    bring the number to this process, which that mode promises never happens."""
-    methods = frozenset(get_acquirer().methods)
-    if settings.CARD_FORM_MODE == "processor":
+    With CARD_FORM_MODE=processor (production's default) cards are carried only by an acquirer
+    with card fields of its own (Acquirer.card_fields: the number goes from the browser to it),
+    never by our card form, which would bring the number to this process."""
+    acquirer = get_acquirer()
+    methods = frozenset(acquirer.methods)
+    if settings.CARD_FORM_MODE == "processor" and acquirer.card_fields() is None:
         methods -= {"CARD"}
     return methods

@@ -11,7 +11,7 @@ from rest_framework import serializers
 from gateway.core.fields import StrictCharField
 from refunds.api.serializers import MERCHANT_ID_MAX, QueryIntegerField, RawField
 from refunds.models import Settlement, SettlementLine
-from refunds.settlement_selectors import settlement_public_id
+from refunds.selectors import settlement_public_id
 
 # Paging, as the refund list pages: pages count from 0.
 LIST_PAGE_SIZE_DEFAULT = 20
@@ -68,7 +68,7 @@ def _iso(value):
 
 def settlement_record(settlement: Settlement) -> dict:
     """One settlement as a merchant reads it. `settlement.line_count` comes from the selector's
-    annotation (refunds.settlement_selectors)."""
+    annotation (refunds.selectors)."""
     return {
         "settlementId": settlement_public_id(settlement),
         "merchantId": settlement.merchant.code,

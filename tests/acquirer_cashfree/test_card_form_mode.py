@@ -34,10 +34,21 @@ def test_production_defaults_to_the_processor_mode_and_staging_to_our_form():
     assert staging.stdout.strip().splitlines()[-1] == "own", staging.stderr
 
 
-def test_in_the_processor_mode_our_card_form_is_not_offered(settings):
-    """Until the processor's fields are on the page, the card method is left out rather than
-    collected by our form (docs/going-live.md, "Not done yet")."""
+def test_in_the_processor_mode_cards_need_an_acquirer_with_card_fields(settings, monkeypatch):
+    """The sandbox has no card fields of its own: in the processor mode its card method is left
+    out rather than collected by our form. Cashfree's fields (Cashfree.js) carry it."""
+    from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
+    from tests.payments.hosted.doubles import use_acquirer
+
     settings.CARD_FORM_MODE = "own"
     assert "CARD" in acquirer_methods()
     settings.CARD_FORM_MODE = "processor"
     assert "CARD" not in acquirer_methods() and "UPI" in acquirer_methods()
+    use_acquirer(monkeypatch, CashfreeAcquirer(object()))
+    assert "CARD" in acquirer_methods()
+
+
+def test_production_refuses_a_cashfree_js_other_than_cashfrees_own():
+    result = run(["check"], **PRODUCTION, **CASHFREE, CASHFREE_JS_URL="https://cdn.example.com/cashfree.js")
+    assert result.returncode != 0
+    assert "CASHFREE_JS_URL must be Cashfree's own https://sdk.cashfree.com/js/v3/cashfree.js" in result.stderr

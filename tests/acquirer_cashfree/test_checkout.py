@@ -245,15 +245,117 @@ def test_an_earlier_attempts_old_trip_to_cashfree_does_not_cut_the_current_ones_
     assert payment.status == S.PROCESSING
 
 
-def test_in_the_processor_card_mode_our_page_has_no_card_field_and_a_posted_number_goes_nowhere(
-        on_cashfree, cashfree, customer, settings):
-    """Production's default (CARD_FORM_MODE=processor) until the processor's own fields land:
-    no input of ours takes a card number, and one posted anyway is neither paid nor sent on."""
+# -- CARD_FORM_MODE=processor: Cashfree.js's card fields, the number never here -------------------
+
+@pytest.fixture
+def processor_mode(settings):
     settings.CARD_FORM_MODE = "processor"
+    settings.CASHFREE_JS_URL = "https://sdk.cashfree.com/js/v3/cashfree.js"
+    settings.CASHFREE_BASE_URL = "https://api.cashfree.com/pg"  # the origin the fields call; the client is Prism's
+
+
+def open_card_fields(customer):
+    response = customer.post(page(customer.payment, "/card/fields"), HTTP_ACCEPT="application/json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_in_the_processor_card_mode_our_page_has_no_card_field_and_a_posted_number_goes_nowhere(
+        on_cashfree, cashfree, customer, processor_mode):
+    """No input of ours takes a card number, and one posted anyway, to our old form or beside
+    the processor's fields, is neither kept nor sent on."""
     payment = customer.payment
-    methods = customer.get(page(payment)).content
-    assert b'name="card_number"' not in methods and b'data-unavailable="CARD"' in methods
-    customer.post(page(payment, "/card"), CARD_FORM)
-    assert not sent(cashfree, "POST", "/orders/sessions") and not sent(cashfree, "POST", "/orders")
+    methods = customer.get(page(payment)).content.decode()
+    assert "data-card-fields" in methods and 'data-unavailable="CARD"' not in methods
+    for name in ("card_number", "card_expiry", "card_cvv"):
+        assert f'name="{name}"' not in methods
+    assert customer.post(page(payment, "/card"), CARD_FORM).status_code == 400
+    assert customer.post(page(payment, "/card/fields"), CARD_FORM, HTTP_ACCEPT="application/json").status_code == 400
+    assert cashfree.exchanges == []
     payment.refresh_from_db()
-    assert payment.status == S.PENDING
+    assert (payment.status, payment.attempt) == (S.PENDING, 0)
+
+
+def test_pay_beside_the_fields_opens_the_order_and_hands_the_page_its_session_only(
+        on_cashfree, cashfree, customer, processor_mode):
+    payment = customer.payment
+    opened = open_card_fields(customer)
+    [order] = sent(cashfree, "POST", "/orders")
+    assert order.body["order_meta"]["return_url"] == f"{PUBLIC}/checkout/{payment.payment_id}/back"
+    assert opened["paymentSessionId"] and opened["back"] == page(payment, "/back")
+    assert not sent(cashfree, "POST", "/orders/sessions")  # the fields pay, in the browser: no order pay of ours
+    payment.refresh_from_db()
+    assert (payment.status, payment.payment_mode, payment.card_last4, payment.attempt) == (S.PROCESSING, "CARD", "", 1)
+    event = PaymentEvent.objects.get(payment=payment, detail__step="card_fields")
+    assert event.detail["acquirer_page"] is True and opened["paymentSessionId"] not in str(event.detail)
+    assert customer.get(page(payment))["Location"] == page(payment, "/status")  # waits, no OTP form of ours
+
+
+def test_back_from_the_fields_the_status_query_records_cashfrees_success(
+        on_cashfree, cashfree, customer, processor_mode):
+    payment = customer.payment
+    open_card_fields(customer)
+    cashfree_says(cashfree, payment, ("4100000009", "SUCCESS", "credit_card", "CARDREF1"))
+    back = customer.get(page(payment, "/back"), {"order_id": payment.sabpaisa_txn_id})
+    assert back["Location"] == page(payment, "/result")
+    payment.refresh_from_db()
+    assert (payment.status, payment.bank_rrn) == (S.SUCCESS, "CARDREF1")
+
+
+def test_back_from_the_fields_with_cashfrees_decline_is_a_failed_attempt(
+        on_cashfree, cashfree, customer, processor_mode):
+    payment = customer.payment
+    open_card_fields(customer)
+    cashfree_says(cashfree, payment, ("4100000009", "FAILED", "credit_card", ""))
+    assert customer.get(page(payment, "/back"))["Location"] == page(payment)
+    payment.refresh_from_db()
+    assert (payment.status, payment.failed_attempts) == (S.PENDING, 1)
+
+
+def test_back_from_fields_that_never_paid_offers_the_methods_again_without_a_failure(
+        on_cashfree, cashfree, customer, processor_mode):
+    payment = customer.payment
+    open_card_fields(customer)
+    cashfree_says(cashfree, payment)  # Cashfree has no payment on the order: the card never reached it
+    assert customer.get(page(payment, "/back"))["Location"] == page(payment)
+    payment.refresh_from_db()
+    assert (payment.status, payment.failed_attempts, payment.acquirer_call_started_at) == (S.PENDING, 0, None)
+    assert open_card_fields(customer)["paymentSessionId"]  # and the card may be tried again
+
+
+def test_in_production_the_card_page_loads_cashfrees_script_and_nothing_else_from_outside(
+        on_cashfree, cashfree, customer, processor_mode, settings):
+    """PCI DSS v4 6.4.3: the page beside the card fields loads our own files and Cashfree.js from
+    Cashfree's address, nothing else from outside, under a policy that allows nothing else."""
+    from html.parser import HTMLParser
+    from urllib.parse import urlsplit
+
+    settings.GATEWAY_ENV, settings.IS_PRODUCTION = "production", True
+    response = customer.get(page(customer.payment), secure=True)
+    assert response.status_code == 200
+
+    class Loads(HTMLParser):
+        found: list = []
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            for name in ("src", "href", "data", "action", "formaction", "srcset", "poster"):
+                value = attrs.get(name)
+                if value and not (tag == "a" and name == "href"):
+                    self.found.append((tag, value))
+
+    loads = Loads()
+    loads.found = []
+    loads.feed(response.content.decode())
+    outside = sorted({value for tag, value in loads.found if urlsplit(value).netloc or value.startswith("//")})
+    assert outside == ["https://sdk.cashfree.com/js/v3/cashfree.js"]
+    scripts = [value for tag, value in loads.found if tag == "script"]
+    assert scripts[-2:] == ["https://sdk.cashfree.com/js/v3/cashfree.js", "/static/checkout/card-fields.js"]
+    assert all(not urlsplit(value).netloc for value in scripts[:-2])
+    policy = dict(part.strip().split(" ", 1) for part in response["Content-Security-Policy"].split(";")
+                  if part.strip())
+    assert policy["default-src"] == "'self'"
+    assert policy["script-src"] == "'self' https://sdk.cashfree.com"
+    assert policy["frame-src"] == "https://sdk.cashfree.com https://api.cashfree.com"
+    assert policy["connect-src"] == "'self' https://sdk.cashfree.com https://api.cashfree.com"
+    assert "'unsafe-inline'" not in policy["script-src"] and "nonce" not in policy["script-src"]

@@ -91,8 +91,8 @@ def test_production_talks_to_cashfrees_production_address_and_keeps_tokens_unava
     assert held["base"] == "https://api.cashfree.com/pg"
     # Cashfree signs webhooks with the client secret unless it gave another.
     assert held["webhook_secret"] == CASHFREE["CASHFREE_CLIENT_SECRET"]
-    # Cards wait for the processor's own fields in production's default card mode (issue 28).
-    assert held["methods"] == ["NB", "NEFT", "RTGS", "UPI", "WALLET"]
+    # Cards in Cashfree's own fields (Cashfree.js), production's default card mode (issue 28).
+    assert held["methods"] == ["CARD", "NB", "NEFT", "RTGS", "UPI", "WALLET"]
     assert (held["token_status"], held["token_error"]) == (403, "FEATURE_NOT_AVAILABLE")
 
 

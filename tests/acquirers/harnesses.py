@@ -60,6 +60,25 @@ class CashfreeHarness:
         self.double.settle_payment(payment.sabpaisa_txn_id, "SUCCESS" if approved else "FAILED", notify=False)
         return ""  # Cashfree's issuer page took it; the gateway never sees an OTP
 
+    def pay_in_card_fields(self, payment: Payment, session: str, *, approved: bool) -> None:
+        """What Cashfree.js does in the customer's browser with `session`: order pay by card,
+        straight to Cashfree; then the issuer's page decides."""
+        import http.client
+        from urllib.parse import urlsplit
+
+        body = json.dumps({"payment_session_id": session, "payment_method": {"card": {
+            "channel": "link", "card_number": self.card.number, "card_expiry_mm": "12", "card_expiry_yy": "30",
+            "card_cvv": self.card.cvv}}})
+        parts = urlsplit(self.double.base_url)
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        try:
+            connection.request("POST", parts.path + "/orders/sessions", body=body,
+                               headers={"Content-Type": "application/json", "x-api-version": "2025-01-01"})
+            assert connection.getresponse().status == 200
+        finally:
+            connection.close()
+        self.double.settle_payment(payment.sabpaisa_txn_id, "SUCCESS" if approved else "FAILED", notify=False)
+
     def unreachable(self, payment: Payment):
         from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
         from payments.acquirer.cashfree.client import CashfreeClient

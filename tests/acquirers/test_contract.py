@@ -17,6 +17,8 @@ from payments.acquirer import IMPLEMENTATIONS, settings_problems
 from payments.acquirer.base import (
     Acquirer,
     AcquirerAnswer,
+    AcquirerRefused,
+    CardFields,
     AcquirerUnavailable,
     NoticeDelivery,
     NoticeRejected,
@@ -121,6 +123,26 @@ def test_decline(harness, payment):
     otp = harness.settle_card(payment, challenge, approved=False)
     answer = acquirer.card_verify_otp(payment=payment, otp=otp, challenge_ref=challenge)
     assert answer.outcome == Outcome.DECLINED and answer.message
+
+
+def test_card_fields_are_opened_and_confirmed_by_the_status_query_or_refused(harness, payment):
+    """An acquirer with card fields of its own (CARD_FORM_MODE=processor) opens the payment for
+    them, never seeing the card, and its status query of the card step (no challenge of ours)
+    says what they paid; one without refuses to open any."""
+    acquirer = harness.acquirer()
+    fields = acquirer.card_fields()
+    if fields is None:
+        with pytest.raises(AcquirerRefused):
+            acquirer.card_fields_open(payment=payment, return_url="https://pay.example.com/back")
+        return
+    assert isinstance(fields, CardFields) and fields.script.startswith(("https://", "http://")) and fields.origins
+    answer = acquirer.card_fields_open(payment=payment, return_url="https://pay.example.com/back")
+    assert answer.outcome == Outcome.PENDING and answer.reference
+    Payment.objects.filter(pk=payment.pk).update(payment_mode="CARD")
+    payment.refresh_from_db()
+    harness.pay_in_card_fields(payment, answer.reference, approved=True)
+    status = acquirer.call_status(payment=payment, step="card_verify_otp")
+    assert status.outcome == Outcome.APPROVED and status.reference
 
 
 def test_not_final_yet(harness, payment):

@@ -125,15 +125,15 @@ def test_a_settlement_answers_with_its_lines_naming_our_payments_and_refunds(api
     body = response.json()
     assert body["success"] is True and body["netAmount"] == settlement.net and body["lineCount"] == 4
     assert (body["page"], body["size"], body["totalElements"], body["totalPages"]) == (0, 500, 4, 1)
-    assert body["lines"] == [
+    assert body["lines"] == [  # in the acquirer's event id order
+        {"eventId": "S3-a", "type": "ADJUSTMENT", "amount": 300, "feeAmount": 0, "taxAmount": 0,
+         "sabpaisaTxnId": None, "paymentId": None, "merchantTxnId": None, "refundId": None},
         {"eventId": "S3-p0", "type": "PAYMENT", "amount": 50_000, "feeAmount": 200, "taxAmount": 36,
          "sabpaisaTxnId": paid.sabpaisa_txn_id, "paymentId": paid.payment_id, "merchantTxnId": paid.merchant_txn_id,
          "refundId": None},
         {"eventId": "S3-r0", "type": "REFUND", "amount": 5_000, "feeAmount": 0, "taxAmount": 0,
          "sabpaisaTxnId": paid.sabpaisa_txn_id, "paymentId": paid.payment_id, "merchantTxnId": paid.merchant_txn_id,
          "refundId": "R-77"},
-        {"eventId": "S3-a", "type": "ADJUSTMENT", "amount": 300, "feeAmount": 0, "taxAmount": 0,
-         "sabpaisaTxnId": None, "paymentId": None, "merchantTxnId": None, "refundId": None},
         {"eventId": "S3-unknown", "type": "PAYMENT", "amount": 700, "feeAmount": 0, "taxAmount": 0,
          "sabpaisaTxnId": None, "paymentId": None, "merchantTxnId": None, "refundId": None},
     ]

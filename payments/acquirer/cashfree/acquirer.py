@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import replace
 from collections.abc import Callable
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.views.decorators.debug import sensitive_variables
@@ -40,6 +42,9 @@ from payments.acquirer.base import (
     AcquirerError,
     AcquirerRefused,
     AcquirerUnavailable,
+    CardFields,
+    DisputeFound,
+    EvidenceFile,
     NoticeDelivery,
     Outcome,
     RealAcquirer,
@@ -50,7 +55,7 @@ from payments.cards import CardInput
 from payments.lookups import mobile_digits
 from payments.models import Payment
 
-from . import answers, notices, settlements
+from . import answers, disputes, notices, settlements
 from . import client as cf
 from .answers import NotFinal
 from .client import CashfreeClient, Customer, PayAnswer, idempotency_key
@@ -338,6 +343,24 @@ class CashfreeAcquirer(RealAcquirer):
                               raw={"cf_payment_id": answer.cf_payment_id, "action": answer.action,
                                    "result": "3ds on the issuer's page", "last4": card.last4})
 
+    def card_fields(self) -> CardFields | None:
+        """Cashfree.js v3's card components (CASHFREE_JS_URL): the page starts it with
+        Cashfree({mode}) and pays with cashfree.pay({paymentMethod, paymentSessionId}). Its
+        origins: the script's own (its fields' frames) and the API's (CASHFREE_BASE_URL), which
+        the script calls with the payment session."""
+        origins = tuple(dict.fromkeys(_origin(url) for url in (settings.CASHFREE_JS_URL, settings.CASHFREE_BASE_URL)))
+        return CardFields(script=settings.CASHFREE_JS_URL, origins=origins,
+                          options={"mode": "production" if settings.IS_PRODUCTION else "sandbox"})
+
+    def card_fields_open(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
+        """The payment's order (created once, with `return_url`): its payment_session_id is what
+        Cashfree.js pays with. The card goes from Cashfree's fields to Cashfree in the browser;
+        no order pay of ours carries it. What Cashfree answers is read back by call_status
+        (card_verify_otp with no challenge: the order's newest card payment)."""
+        session = self._session(payment, return_url)
+        return AcquirerAnswer(Outcome.PENDING, reference=session,
+                              raw={"order_id": payment.sabpaisa_txn_id, "result": "card fields opened"})
+
     def card_verify_otp(self, *, payment: Payment, otp: str, challenge_ref: str) -> AcquirerAnswer:
         """The customer is back from the issuer's page. Whatever the page said (or `otp`, which
         Cashfree never sees), the answer is Cashfree's status of the challenge's payment."""
@@ -447,6 +470,34 @@ class CashfreeAcquirer(RealAcquirer):
     def refund_ref(self, refund_id: str) -> str:
         return cashfree_refund_id(refund_id)
 
+    # -- disputes (disputes.py reads Cashfree's entity, for these and for its webhooks) ---------
+
+    def disputes_of(self, *, payment: Payment) -> list[DisputeFound]:
+        found = _mapped(lambda: self.client.get_order_disputes(payment.sabpaisa_txn_id), "disputes of an order")
+        return [self._dispute(entity, payment.sabpaisa_txn_id) for entity in found]
+
+    def dispute_get(self, *, processor_id: str) -> DisputeFound:
+        return self._dispute(_mapped(lambda: self.client.get_dispute(processor_id), "dispute"))
+
+    def dispute_accept(self, *, processor_id: str) -> DisputeFound:
+        return self._dispute(_mapped(lambda: self.client.accept_dispute(processor_id), "dispute accept"))
+
+    def dispute_evidence_submit(self, *, processor_id: str, evidence: EvidenceFile) -> DisputeFound:
+        digest = hashlib.sha256(evidence.content).hexdigest()
+        key = idempotency_key("dispute-document", processor_id, evidence.doc_type, digest)
+        return self._dispute(_mapped(lambda: self.client.upload_dispute_document(
+            processor_id, doc_type=evidence.doc_type, filename=evidence.filename,
+            content_type=evidence.content_type, content=evidence.content, idempotency_key=key,
+            note=evidence.note), "dispute evidence"))
+
+    @staticmethod
+    def _dispute(entity: dict, order_ref: str = "") -> DisputeFound:
+        try:
+            found = disputes.dispute_found(entity)
+        except CashfreeError as exc:
+            raise AcquirerError(f"Cashfree dispute: {exc}") from None
+        # An order's disputes name the order by the path asked; an entity may leave it out.
+        return found if found.order_ref or not order_ref else replace(found, order_ref=order_ref)
     # -- its settlements (settlements.py): POST /settlements and POST /settlement/recon -------
 
     def settlements_list(self, *, start, end, cursor: str = "") -> SettlementPage:
@@ -491,6 +542,11 @@ def cashfree_refund_id(refund_id: str) -> str:
     if 3 <= len(refund_id) <= 40:
         return refund_id
     return "gwr_" + hashlib.sha256(refund_id.encode()).hexdigest()[:32]
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _upi_id(found: cf.Payment) -> str:

@@ -2,11 +2,16 @@
 refuses to start with the first problem, and `manage.py check` reports them (payments.E010)."""
 from __future__ import annotations
 
+# Cashfree.js v3 as Cashfree's docs give it: the only script of Cashfree's a production checkout
+# page loads (docs/security.md, the inventory of the page's scripts).
+CASHFREE_JS = "https://sdk.cashfree.com/js/v3/cashfree.js"
+
 
 def problems(values) -> list[str]:
     """What Cashfree cannot work with in `values` (the settings, as attributes): its account's
     credentials, a bounded timeout (payments.acquirer.base.CALL_TIME_LIMIT is 60 s) and, in
-    production, an https:// address."""
+    production, an https:// address and Cashfree's own Cashfree.js (a page that embeds card
+    fields loads the processor's script from the processor, never from elsewhere)."""
     found = []
     missing = [name for name in ("CASHFREE_CLIENT_ID", "CASHFREE_CLIENT_SECRET") if not getattr(values, name, "")]
     if missing:
@@ -17,4 +22,6 @@ def problems(values) -> list[str]:
     if getattr(values, "IS_PRODUCTION", False) and not str(getattr(values, "CASHFREE_BASE_URL", "")).startswith(
             "https://"):
         found.append("CASHFREE_BASE_URL must be an https:// address in production")
+    if getattr(values, "IS_PRODUCTION", False) and getattr(values, "CASHFREE_JS_URL", CASHFREE_JS) != CASHFREE_JS:
+        found.append(f"CASHFREE_JS_URL must be Cashfree's own {CASHFREE_JS} in production")
     return found

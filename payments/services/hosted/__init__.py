@@ -28,6 +28,8 @@ from payments.services.hosted.banks import (
     transfer_details,
 )
 from payments.services.hosted.cards import (
+    card_fields_in_use,
+    hosted_card_fields_open,
     hosted_card_pay,
     hosted_card_start,
     hosted_card_verify_otp,
@@ -55,8 +57,9 @@ from payments.services.hosted.steps import acquirer_call_release, step_answer_ap
 
 __all__ = [
     "BANK_MODES", "TRANSFER_MODES", "TRANSFER_VALIDITY", "HostedSession", "Started",
-    "acquirer_call_release", "acquirer_page_open", "checkout_url", "client_secret_hash", "customer_phone_needed",
-    "hosted_acquirer_return", "hosted_customer_phone_set", "hosted_customer_return", "indian_mobile", "mobile_digits",
+    "acquirer_call_release", "acquirer_page_open", "card_fields_in_use", "checkout_url", "client_secret_hash",
+    "customer_phone_needed", "hosted_acquirer_return", "hosted_card_fields_open", "hosted_customer_phone_set",
+    "hosted_customer_return", "indian_mobile", "mobile_digits",
     "hosted_bank_complete", "hosted_bank_open", "hosted_bank_start",
     "hosted_cancel", "hosted_card_pay", "hosted_card_start", "hosted_card_verify_otp", "hosted_expire_if_due",
     "hosted_payment_create",

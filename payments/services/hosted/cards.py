@@ -1,24 +1,31 @@
-"""Card payments on the hosted page: a typed card or a saved one (its token), then the 3-D
-Secure OTP. The card itself lives only in the call that sends it to the acquirer."""
+"""Card payments on the hosted page: in the processor's own card fields (CARD_FORM_MODE=processor,
+production's default: the card goes from the browser to the processor and never comes here), or
+typed into our own form or saved (its token), then the 3-D Secure OTP. A card that does come here
+lives only in the call that sends it to the acquirer."""
 from __future__ import annotations
 
 import logging
 import secrets
+from dataclasses import replace
 
+from django.conf import settings
 from django.db import transaction
 from django.views.decorators.debug import sensitive_variables
 
-from payments.acquirer import acquirer_for
-from payments.acquirer.base import AcquirerAnswer, AcquirerError, Outcome
+from gateway.core.errors import PaymentFailed, ProcessingError, ServiceUnavailable, ValidationError
+from gateway.core.transactions import ensure_no_transaction
+from payments.acquirer import acquirer_for, get_acquirer
+from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.services.routing import routed_answer, routed_call
 from payments.cards import CardInput
 from payments.locks import lock_payment
 from payments.models import Payment
 from payments.services.acquirer_answers import acquirer_answer_record, acquirer_return_url
-from payments.services.hosted.pages import Started, start_answer_record
+from payments.services.call_budget import checkout_call_take
+from payments.services.hosted.pages import CARD_FIELDS_STEP, ON_ACQUIRER_PAGE, Started, start_answer_record
 from payments.services.hosted.session import _ensure_open
 from payments.services.hosted.steps import _acquirer_no_answer, _claim, step_answer_apply
-from payments.services.transitions import payment_attempt_failed, payment_mark_processing
+from payments.services.transitions import payment_attempt_abandon, payment_attempt_failed, payment_mark_processing
 from payments.state import InvalidTransition
 from tokens import selectors as token_selectors
 from tokens import services as token_services
@@ -71,6 +78,48 @@ def _card_start_abandon(payment_id: int, exc: Exception) -> None:
         logger.exception("could not fail card payment %s after %s", payment_id, type(exc).__name__)
 
 
+def card_fields_in_use() -> bool:
+    """Whether this checkout takes cards in the processor's own fields: CARD_FORM_MODE=processor
+    and an acquirer that has them (Acquirer.card_fields). Then our own card form takes nothing."""
+    return settings.CARD_FORM_MODE == "processor" and get_acquirer().card_fields() is not None
+
+
+def hosted_card_fields_open(*, payment: Payment) -> str:
+    """The customer pays by card in the processor's own fields. Call it outside any transaction.
+    PENDING -> PROCESSING in mode CARD with nothing of the card (it never comes here), committed;
+    then, with no lock held, the acquirer opens the attempt (Acquirer.card_fields_open), and its
+    answer is recorded as the customer gone to the acquirer's pages (the fields pay, the issuer's
+    3-D Secure page follows): the return view and the payments sweep then confirm the attempt by
+    the status query, as for any of the acquirer's pages (payments.services.hosted.pages).
+    Returns what the fields pay with; it is handed to the page and stored nowhere.
+    Raises ValidationError (card) when this checkout takes cards by its own form
+    (card_fields_in_use), InvalidTransition when the session is not open, and PaymentFailed,
+    ServiceUnavailable or ProcessingError when the acquirer would not open it (the attempt is
+    given back: PENDING, not counted as a failure, since no card was sent); CallBudgetSpent
+    (payments.services.call_budget) before anything when the checkout has asked too often."""
+    ensure_no_transaction()
+    if not card_fields_in_use():
+        raise ValidationError("this checkout takes cards in its own form", field="card")
+    checkout_call_take(payment, new_attempt=True)
+    _ensure_open(payment)
+    payment = payment_mark_processing(payment_id=payment.pk, payment_mode=M.CARD,
+                                      detail={"method": "CARD", "via": "card fields"})
+    payment = Payment.objects.select_related("merchant").get(pk=payment.pk)
+    try:
+        answer = acquirer_for(payment).card_fields_open(payment=payment, return_url=acquirer_return_url(payment))
+    except AcquirerError as exc:
+        logger.warning("acquirer did not open card fields for payment %s: %s", payment.sabpaisa_txn_id,
+                       type(exc).__name__)
+        payment_attempt_abandon(payment_id=payment.pk, modes=(M.CARD,), reason="the card fields could not be opened")
+        if isinstance(exc, AcquirerRefused):
+            raise PaymentFailed() from None
+        raise (ServiceUnavailable if isinstance(exc, AcquirerUnavailable) else ProcessingError)() from None
+    # The session is a bearer for paying the order: not kept in the story.
+    acquirer_answer_record(payment_id=payment.pk, step=CARD_FIELDS_STEP, attempt=payment.attempt,
+                           answer=replace(answer, reference="", raw={**answer.raw, ON_ACQUIRER_PAGE: True}))
+    return answer.reference
+
+
 @sensitive_variables("card")
 def hosted_card_start(*, payment: Payment, card: CardInput, save_card: bool = False) -> Started:
     """Start a card payment. PENDING -> PROCESSING (last 4 and network kept, nothing else of
@@ -82,7 +131,11 @@ def hosted_card_start(*, payment: Payment, card: CardInput, save_card: bool = Fa
     (tokens.services.card_consent_record).
     Returns the payment and, when the acquirer's challenge is on the issuer's own page, its
     address (the customer is sent there and comes back to hosted_acquirer_return).
-    Raises InvalidTransition when the session is no longer open."""
+    Raises InvalidTransition when the session is no longer open, ValidationError (card_number)
+    in CARD_FORM_MODE=processor, where no card number may come here (hosted_card_fields_open)."""
+    if settings.CARD_FORM_MODE == "processor":
+        raise ValidationError("cards are taken in the card network's own fields here, not by this form",
+                              field="card_number")
     _ensure_open(payment)
     payment = payment_mark_processing(
         payment_id=payment.pk, payment_mode=M.CARD, card_last4=card.last4, card_network=card.network,

@@ -20,7 +20,7 @@ from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import acquirer_answer_record
 from payments.services.call_budget import answer_keep, answer_recent, checkout_call_take
 from payments.services.hosted.steps import _claim, acquirer_call_release, step_answer_apply
-from payments.services.transitions import payment_note
+from payments.services.transitions import payment_attempt_abandon, payment_note
 from payments.state import InvalidTransition
 
 logger = logging.getLogger("payments.hosted")
@@ -35,7 +35,10 @@ ON_ACQUIRER_PAGE = "acquirer_page"
 # The money-moving step each method's return confirms, and the starts that can send the
 # customer away.
 RETURN_STEPS = {M.CARD: "card_verify_otp", M.NB: "bank_authorize", M.WALLET: "bank_authorize"}
-START_STEPS = ("card_authorize", "bank_redirect")
+# A card typed into the processor's own fields (payments.services.hosted.cards,
+# hosted_card_fields_open): the processor has the customer from the moment the attempt opens.
+CARD_FIELDS_STEP = "card_fields"
+START_STEPS = ("card_authorize", "bank_redirect", CARD_FIELDS_STEP)
 # How long a customer may stay on the acquirer's page before the payments sweep asks the
 # acquirer itself (acquirer_pages_reconcile): a 3-D Secure or bank page takes a minute or two.
 ACQUIRER_PAGE_PATIENCE = timedelta(minutes=3)
@@ -68,6 +71,12 @@ def acquirer_page_open(payment: Payment) -> bool:
                                  **{f"detail__{ON_ACQUIRER_PAGE}": True}).exists()
 
 
+def _card_fields_attempt(payment: Payment) -> bool:
+    """Whether the payment's current attempt is a card in the processor's own fields."""
+    return payment.payment_mode == M.CARD and payment.events.filter(
+        kind=PaymentEvent.Kind.ACQUIRER, detail__step=CARD_FIELDS_STEP, detail__attempt=payment.attempt).exists()
+
+
 def hosted_acquirer_return(*, payment: Payment) -> Payment:
     """The customer is back from the acquirer's page. Whatever the redirect said, the acquirer's
     status query (call_status) of the attempt's step decides, through the step's one claimed
@@ -75,7 +84,9 @@ def hosted_acquirer_return(*, payment: Payment) -> Payment:
     attempt. Not final at the acquirer yet (or not answered): the claim is kept, so nothing else
     asks meanwhile and the payments sweep asks the status query again
     (payments.services.cutoff); the customer waits. The acquirer knowing no such payment: the
-    claim is given back and the customer waits (its webhook may still come).
+    claim is given back and the customer waits (its webhook may still come), except for a card
+    in the processor's own fields, which then never reached it: the methods again (abandoned,
+    not a failure).
     Returns the payment as it now is; does nothing for a payment not on the acquirer's page.
     Raises InvalidTransition when the payment went final meanwhile, ValidationError while the
     step is being confirmed already (another tab, the sweep)."""
@@ -83,14 +94,27 @@ def hosted_acquirer_return(*, payment: Payment) -> Payment:
     if not acquirer_page_open(payment):
         return payment
     step = RETURN_STEPS[payment.payment_mode]
+    # A card in the processor's own fields has no challenge of ours: the processor's newest card
+    # payment of the order is the attempt's.
+    fields = _card_fields_attempt(payment)
     payment = _claim(payment, modes=(payment.payment_mode,), target=S.SUCCESS, field="status",
-                     challenge=payment.payment_mode == M.CARD)
+                     challenge=payment.payment_mode == M.CARD and not fields)
     try:
         answer = acquirer_for(payment).call_status(payment=payment, step=step)
     except AcquirerRefused as exc:
         acquirer_call_release(payment.pk)
         _return_note_once(payment, {"step": f"{step}_return", "outcome": "no such payment",
                                     "message": str(exc)[:200]})
+        if fields:
+            # The fields never sent the card to the processor (the customer's browser said no
+            # before, or left): nothing can have moved, so the methods again, not a failure. A
+            # card payment that reached the processor after all finds its attempt over and, if
+            # approved, is reversed (payments.services.reversals).
+            try:
+                payment_attempt_abandon(payment_id=payment.pk, modes=(M.CARD,),
+                                        reason="the card was not sent to the bank")
+            except InvalidTransition:
+                pass  # moved on meanwhile: go on from where it is
     except AcquirerError as exc:
         logger.info("payment %s back from the acquirer's page, not final there: %s", payment.sabpaisa_txn_id,
                     type(exc).__name__)

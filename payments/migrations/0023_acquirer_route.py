@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('gateway', '0010_merchant_upi_collect'),
-        ('payments', '0021_payment_acquirer'),
+        ('payments', '0022_payment_acquirer'),
     ]
 
     operations = [

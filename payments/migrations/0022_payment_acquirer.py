@@ -14,7 +14,7 @@ def configured_acquirer(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("payments", "0020_sandbox_settlements"),
+        ("payments", "0021_sandbox_disputes"),
     ]
 
     operations = [
