@@ -48,7 +48,11 @@ class Routed(Generic[T]):
 
 
 def route_for(merchant_id: int, method: str) -> list[str]:
-    """The acquirers a payment of `method` tries, in order (the module's docstring)."""
+    """The acquirers a payment of `method` tries, in order (the module's docstring). A deployment
+    with one acquirer has nothing to route: no query (an S2S creation stays two statements,
+    docs/decisions.md D14); with more, one SELECT of the merchant's routes."""
+    if len(enabled()) == 1:
+        return [settings.GATEWAY_ACQUIRER]
     rows = {row.method: row for row in AcquirerRoute.objects.filter(merchant_id=merchant_id,
                                                                     method__in=(method, AcquirerRoute.ANY))}
     row = rows.get(method) or rows.get(AcquirerRoute.ANY)
@@ -63,6 +67,8 @@ def route_for(merchant_id: int, method: str) -> list[str]:
 def merchant_acquirers(merchant_id: int) -> list[str]:
     """Every acquirer any of the merchant's routes may send a payment to (the configured one
     when it has none), in one query."""
+    if len(enabled()) == 1:
+        return [settings.GATEWAY_ACQUIRER]
     names = [name for row in AcquirerRoute.objects.filter(merchant_id=merchant_id)
              for name in row.names if name in enabled()]
     return list(dict.fromkeys(names)) or [settings.GATEWAY_ACQUIRER]
