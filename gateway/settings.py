@@ -290,6 +290,8 @@ CELERY_BEAT_SCHEDULE = {
     "settlements-fetch": {"task": "refunds.settlement_tasks.settlements_fetch_task", "schedule": 3600.0},
     # The three-way reconciliation of the last month, hourly after the fetch; idempotent.
     "settlements-reconcile": {"task": "refunds.settlement_tasks.reconcile_task", "schedule": 3600.0},
+    # Staging: the sandbox pays out each Indian day's payments the next morning (docs/sandbox.md).
+    "sandbox-payouts": {"task": "payments.tasks.sandbox_payouts_task", "schedule": 3600.0},
     # Late approvals' reversals whose message was lost or whose acquirer call erred.
     # Disputes: stale ones read again, recent payments asked about, deadline alerts raised
     # (docs/disputes.md). Every 5 minutes: the alert's margin over its 48 h (ALERT_BEFORE).

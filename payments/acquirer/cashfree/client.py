@@ -812,3 +812,9 @@ def multipart_form(fields: dict[str, str], *, file: tuple[str, str, str, bytes])
                  f"Content-Type: {content_type}\r\n\r\n".encode() + content + b"\r\n")
     parts.append(f"--{boundary}--\r\n".encode())
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
+def settlement_entity(item: Any) -> Settlement:
+    """Cashfree's settlement entity (a settlements call's item, a settlement webhook's
+    `data.settlement`). CashfreeBadResponse without a cf_settlement_id or with a bad amount."""
+    return CashfreeClient._settlement(item)
