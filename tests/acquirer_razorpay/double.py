@@ -72,7 +72,9 @@ class RazorpayDouble:
         self.orders: dict[str, dict] = {}
         self.payments: dict[str, dict] = {}
         self.refunds: dict[str, dict] = {}
-        self.settlements: list[dict] = []     # payouts a test puts here, newest first
+        self.settlements: list[dict] = []     # payouts (settle(), or a test's own), newest first
+        self.recon_lines: list[dict] = []     # their lines, as the day's recon lists them
+        self._settled: set[str] = set()
         self.calls: list[Call] = []
         self.deliveries: list[Delivery] = []
         self.violations: list[str] = []
@@ -176,6 +178,31 @@ class RazorpayDouble:
         if notify:
             self.send_webhook(self.refund_webhook(snapshot))
         return snapshot
+
+    def settle(self, *, fee_bp: int = 200, tax_percent: int = 18) -> dict:
+        """Razorpay pays out every captured payment not paid out yet, less `fee_bp` basis points of
+        it and `tax_percent` % GST on that fee (each rounded half up to the paisa)."""
+        with self.lock:
+            settlement_id, now = self._id("setl_"), self._now()
+            utr = f"RZRP{random.randrange(10**11, 10**12)}"
+            amount = fees = tax = 0
+            for payment in self.payments.values():
+                if payment["status"] != "captured" or payment["id"] in self._settled:
+                    continue
+                self._settled.add(payment["id"])
+                fee = (payment["amount"] * fee_bp + 5_000) // 10_000
+                gst = (fee * tax_percent + 50) // 100
+                order = self.orders[payment["order_id"]]
+                self.recon_lines.append({
+                    "entity_id": payment["id"], "type": "payment", "debit": 0, "credit": payment["amount"] - fee - gst,
+                    "amount": payment["amount"], "currency": "INR", "fee": fee, "tax": gst, "settlement_id": settlement_id,
+                    "settlement_utr": utr, "order_id": order["id"], "order_receipt": order["receipt"], "payment_id": None,
+                    "notes": payment["notes"], "settled_at": now})
+                amount, fees, tax = amount + payment["amount"] - fee - gst, fees + fee, tax + gst
+            settlement = {"id": settlement_id, "entity": "settlement", "amount": amount, "status": "processed",
+                          "fees": fees, "tax": tax, "utr": utr, "created_at": now}
+            self.settlements.insert(0, settlement)
+            return dict(settlement)
 
     def payment_webhook(self, payment: dict, event: str = "payment.captured") -> dict:
         payload: dict = {"payment": {"entity": self._public(payment)}}
@@ -285,6 +312,15 @@ class RazorpayDouble:
         if not path.startswith(self.PREFIX):
             return self._bad("The requested URL was not found on the server.", status=404)
         parts = path[len(self.PREFIX):].strip("/").split("/")
+        if method == "GET" and parts == ["settlements", "recon", "combined"]:
+            skip, count = int(query.get("skip", 0)), int(query.get("count", 10))
+            items = [dict(line) for line in self.recon_lines][skip:skip + count]
+            return 200, {"entity": "collection", "count": len(items), "items": items}, "recon_collection"
+        if method == "GET" and len(parts) == 2 and parts[0] == "settlements":
+            found = next((s for s in self.settlements if s["id"] == parts[1]), None)
+            if found is None:
+                return self._bad("The id provided does not exist", "id")
+            return 200, dict(found), "settlement"
         if method == "GET" and parts == ["settlements"]:
             skip, count = int(query.get("skip", 0)), int(query.get("count", 10))
             items = [dict(s) for s in self.settlements

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -47,6 +47,7 @@ from payments.acquirer.base import (
     NoticeDelivery,
     Outcome,
     RealAcquirer,
+    SettlementEventFound,
     SettlementFound,
     SettlementPage,
     TransferAccount,
@@ -82,6 +83,7 @@ CONFIRM_TIMEOUT_SECONDS = 5.0  # the status query behind a notice: Razorpay wait
 _INTENT_SECONDS = 3600  # how long the link of one attempt's intent is answered again
 _ORDERS_REMEMBERED = 10_000
 SETTLEMENTS_PER_PAGE = 100  # Razorpay's largest `count`
+_IST = timezone(timedelta(hours=5, minutes=30))
 
 
 def _mapped(call: Callable[[], T], what: str) -> T:
@@ -430,20 +432,35 @@ class RazorpayAcquirer(RealAcquirer):
 
     def settlements_list(self, *, start: datetime | None, end: datetime | None, cursor: str = "") -> SettlementPage:
         """Razorpay's payouts (GET /settlements, paged by `skip`: the cursor). Razorpay states the
-        net amount, its fees and the tax on them; the gross is not stated, so it is None."""
+        net amount, its fees and the tax on them; the gross is their sum."""
         skip = int(cursor) if cursor.isdigit() else 0
         found = _mapped(lambda: self.client.settlements(
             start=int(start.timestamp()) if start else None, end=int(end.timestamp()) if end else None,
             skip=skip, count=SETTLEMENTS_PER_PAGE), "settlements")
-        items = tuple(SettlementFound(settlement_id=s.id, utr=s.utr, gross=None, fees=s.fees, tax=s.tax, net=s.amount,
+        items = tuple(SettlementFound(settlement_id=s.id, utr=s.utr, gross=s.amount + s.fees + s.tax, fees=s.fees, tax=s.tax, net=s.amount,
                                       settled_at=datetime.fromtimestamp(s.created_at, tz=timezone.utc)
                                       if s.created_at else None, status=s.status) for s in found)
         return SettlementPage(items=items, cursor=str(skip + len(found)) if len(found) == SETTLEMENTS_PER_PAGE else "")
 
     def settlement_events(self, *, settlement_id: str, cursor: str = "") -> SettlementPage:
-        """Not read yet: Razorpay's recon report is asked by day (GET /settlements/recon/combined),
-        not by settlement, and no fixture shows its items (docs/going-live.md). None reported."""
-        return SettlementPage(items=())
+        """The lines of payout `settlement_id`: Razorpay's recon is asked by day, so the payout's
+        own day (IST) is read (GET /settlements/{id}, then /settlements/recon/combined, paged by
+        `skip`: the cursor) and its lines kept. A payment line names our payment by its order's
+        receipt (our txn id), a refund line ours by its note. The recon's shape is from Razorpay's
+        docs, no fixture: docs/going-live.md."""
+        found = _mapped(lambda: self.client.get_settlement(settlement_id), "settlement")
+        day = datetime.fromtimestamp(found.created_at, tz=_IST)
+        skip = int(cursor) if cursor.isdigit() else 0
+        lines = _mapped(lambda: self.client.recon(year=day.year, month=day.month, day=day.day, skip=skip,
+                                                  count=SETTLEMENTS_PER_PAGE), "settlement recon")
+        kinds = {"payment": "payment", "refund": "refund", "dispute": "chargeback", "adjustment": "adjustment"}
+        items = tuple(SettlementEventFound(
+            event_id=line.entity_id, kind=kinds.get(line.type, "adjustment"), amount=line.amount, fee=line.fee,
+            tax=line.tax, order_ref=line.order_receipt or str(line.notes.get(notices.TXN_NOTE) or ""),
+            payment_ref=line.entity_id if line.type == "payment" else line.payment_id,
+            refund_ref=str(line.notes.get(notices.REFUND_NOTE) or "") if line.type == "refund" else "",
+            event_type=line.type) for line in lines if line.settlement_id == settlement_id)
+        return SettlementPage(items=items, cursor=str(skip + len(lines)) if len(lines) == SETTLEMENTS_PER_PAGE else "")
 
     def amount_to_acquirer(self, paise: int):
         return paise_out(paise)

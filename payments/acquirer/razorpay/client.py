@@ -124,6 +124,23 @@ class Settlement:
 
 
 @dataclass(frozen=True)
+class ReconItem:
+    """One line of a day's settlement recon (GET /settlements/recon/combined): a payment,
+    refund, adjustment or dispute, with its fee and tax, and the settlement that carried it."""
+
+    entity_id: str
+    type: str
+    amount: int
+    fee: int
+    tax: int
+    settlement_id: str
+    order_receipt: str
+    payment_id: str
+    notes: dict
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
 class Created:
     """What an S2S create answered: the payment's id and where the customer goes next (`url`,
     the first `next` redirect: the issuer's 3-D Secure page, the bank's or wallet's page) or the
@@ -198,6 +215,15 @@ def settlement_entity(item: Any) -> Settlement:
     return Settlement(id=_text(item["id"]), amount=_amount(item.get("amount")), fees=_amount(item.get("fees") or 0),
                       tax=_amount(item.get("tax") or 0), utr=_text(item.get("utr")), status=_text(item.get("status")),
                       created_at=created if isinstance(created, int) else 0, raw=item)
+
+
+def recon_item(item: Any) -> ReconItem:
+    if not isinstance(item, dict) or not item.get("entity_id"):
+        raise RazorpayBadResponse("a line of Razorpay's settlement recon had no entity_id")
+    return ReconItem(entity_id=_text(item["entity_id"]), type=_text(item.get("type")), amount=_amount(item.get("amount")),
+                     fee=_amount(item.get("fee") or 0), tax=_amount(item.get("tax") or 0),
+                     settlement_id=_text(item.get("settlement_id")), order_receipt=_text(item.get("order_receipt")),
+                     payment_id=_text(item.get("payment_id")), notes=_notes(item.get("notes")), raw=item)
 
 
 def _items(answer: Any, read: Callable[[Any], Any]) -> list:
@@ -317,6 +343,15 @@ class RazorpayClient:
         """One page of payouts created between `start` and `end` (Unix seconds), newest first."""
         query = {"count": count, "skip": skip, **({"from": start} if start else {}), **({"to": end} if end else {})}
         return self._call("GET", "/settlements?" + urlencode(query), read=lambda answer: _items(answer, settlement_entity))
+
+    def get_settlement(self, settlement_id: str) -> Settlement:
+        return self._call("GET", f"/settlements/{quote(settlement_id, safe='')}", read=settlement_entity)
+
+    def recon(self, *, year: int, month: int, day: int, skip: int, count: int = 100) -> list[ReconItem]:
+        """One page of the day's settlement recon: every line settled that day."""
+        query = {"year": year, "month": month, "day": day, "count": count, "skip": skip}
+        return self._call("GET", "/settlements/recon/combined?" + urlencode(query),
+                          read=lambda answer: _items(answer, recon_item))
 
     # -- the wire -----------------------------------------------------------------------------
 
