@@ -55,7 +55,7 @@ from urllib.parse import quote, urlsplit
 import urllib3
 from django.views.decorators.debug import sensitive_variables
 
-from gateway.core.metrics import acquirer_call_timed
+from gateway.core.metrics import acquirer_call_timed, processor_ratelimit_headroom
 from payments.acquirer.limits import LimitReached, call_permit, limit_lowered
 from payments.cards import CardInput
 
@@ -633,8 +633,14 @@ class CashfreeClient:
         for attempt in (1, 2):
             # Waiting for the limit's next window holds the caller (a web worker, in S2S) for
             # at most LIMIT_WAIT_SECONDS of its time: past that it is refused with Retry-After.
-            call_permit(self._client_id, calls_per_minute=self.calls_per_minute, share=limit_share,
-                        deadline=min(budget, time.monotonic() + LIMIT_WAIT_SECONDS))
+            try:
+                left = call_permit(self._client_id, calls_per_minute=self.calls_per_minute, share=limit_share,
+                                   deadline=min(budget, time.monotonic() + LIMIT_WAIT_SECONDS))
+            except LimitReached:
+                processor_ratelimit_headroom.labels("cashfree", "limiter").set(0)
+                raise
+            if left is not None:
+                processor_ratelimit_headroom.labels("cashfree", "limiter").set(left)
             try:
                 return self._call_once(method, path, **kwargs)
             except _Throttled as throttled:
@@ -646,11 +652,18 @@ class CashfreeClient:
 
     def _adjust(self, headers: dict[str, str]) -> None:
         # Cashfree's x-ratelimit-limit is the account's allowance per minute (its docs): keep
-        # every process below it, as below the documented one.
+        # every process below it, as below the documented one. With x-ratelimit-remaining, what
+        # is left of it is the headroom gauge's "processor" source.
         try:
             announced = int(headers.get("x-ratelimit-limit", ""))
         except ValueError:
             return
+        try:
+            remaining = int(headers.get("x-ratelimit-remaining", ""))
+        except ValueError:
+            remaining = None
+        if announced > 0 and remaining is not None:
+            processor_ratelimit_headroom.labels("cashfree", "processor").set(min(1.0, max(0.0, remaining / announced)))
         if 0 < announced and announced * LIMIT_SHARE < self.calls_per_minute:
             limit_lowered(self._client_id, max(1, int(announced * LIMIT_SHARE)))
 
