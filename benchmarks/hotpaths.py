@@ -88,6 +88,22 @@ def sequential_scans(node: dict) -> list[str]:
     return found
 
 
+def unbounded_subplan_scans(node: dict, *, correlated: bool = False, limited: bool = False) -> list[str]:
+    """The large tables a plan reads inside a correlated subquery (run once per outer row)
+    without a LIMIT above the scan: a count or a list per merchant, whose cost is every
+    merchant's rows. A hashed subplan runs once and is not one of them, nor is one whose rows
+    are materialized (read once, then replayed for each outer row)."""
+    name = node.get("Subplan Name", "")
+    if node.get("Parent Relationship") == "SubPlan" and name.startswith("SubPlan"):
+        correlated, limited = True, False
+    if node.get("Node Type") in ("Limit", "Materialize"):  # a Materialize reads its input once
+        limited = True
+    found = [node["Relation Name"]] if correlated and not limited and node.get("Relation Name") in LARGE_TABLES else []
+    for child in node.get("Plans", []):
+        found += unbounded_subplan_scans(child, correlated=correlated, limited=limited)
+    return found
+
+
 def plan(statement: str, *, analyze: bool = False):
     from django.db import connection
 

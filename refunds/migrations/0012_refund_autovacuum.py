@@ -4,8 +4,9 @@ only for heap pages the visibility map marks all-visible; a page with a refund i
 changed since the last VACUUM is read from the table instead. PostgreSQL's defaults vacuum a
 table after a fifth of it has changed (autovacuum_vacuum_scale_factor and
 autovacuum_vacuum_insert_scale_factor, 0.2): at 500,000 refunds, months of the newest ones,
-which are the ones every first page counts. Measured at 5 million payments: the first page's
-count read 1 heap page per 5 refunds without the vacuum and none after it (docs/performance.md).
+which are the ones every first page counts. Measured at 5 million payments: the largest
+merchant's count (15,980 refunds) visited 9,261 table pages (37 ms) before a VACUUM and none
+after it (1.5 ms, index-only; docs/performance.md).
 Setting a table's storage parameters takes a SHARE UPDATE EXCLUSIVE lock, which blocks neither
 reads nor writes: safe while the old code serves. SQLite (the quick start) has no autovacuum."""
 from django.db import migrations

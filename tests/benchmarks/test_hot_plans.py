@@ -8,7 +8,9 @@ issue 30). So this test fills a moderate history with the big-data benchmark's o
 test holding about 4% of it, as the largest of a thousand does at 5 million), runs each hot
 path of the merchant API, the sweeps and the support console as the product runs it, and asks
 PostgreSQL for the plan of every statement it sent (EXPLAIN, FORMAT JSON): none may read a
-large table from end to end. A behaviour test, not a timed one: the figures are in
+large table from end to end, nor read one once per row of a list without a bound (the
+dashboard counted each merchant's dead webhooks by reading its whole week of deliveries, a
+thousand times over). A behaviour test, not a timed one: the figures are in
 docs/performance.md and benchmarks/RESULTS.md."""
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import pytest
 from django.db import connection
 
 from benchmarks.bigdata import Size, fill
-from benchmarks.hotpaths import NAMES, hot_paths, plan, sequential_scans, statements_of
+from benchmarks.hotpaths import NAMES, hot_paths, plan, sequential_scans, statements_of, unbounded_subplan_scans
 from tests.support.factories import make_merchant
 
 pytestmark = pytest.mark.django_db
@@ -45,6 +47,10 @@ def grown(django_db_setup, django_db_blocker):
 def test_no_hot_statement_reads_a_large_table_end_to_end(grown, path):
     statements = statements_of(hot_paths(grown)[path])
     assert statements, f"{path} sent no statement"
-    scans = [(statement[:200], tables) for statement in statements
-             if (tables := sequential_scans(plan(statement)[0]["Plan"]))]
+    plans = [(statement, plan(statement)[0]["Plan"]) for statement in statements]
+    scans = [(statement[:200], tables) for statement, tree in plans if (tables := sequential_scans(tree))]
     assert not scans, f"{path} reads whole tables: {scans}"
+    # Nor a large table once per row of a list: the dashboard counted each merchant's dead
+    # deliveries in a subquery that read the merchant's whole week of deliveries (issue 30).
+    per_row = [(statement[:200], tables) for statement, tree in plans if (tables := unbounded_subplan_scans(tree))]
+    assert not per_row, f"{path} reads a large table per row of a list: {per_row}"
