@@ -290,7 +290,12 @@ CELERY_BEAT_SCHEDULE = {
     "settlements-fetch": {"task": "refunds.settlement_tasks.settlements_fetch_task", "schedule": 3600.0},
     # The three-way reconciliation of the last month, hourly after the fetch; idempotent.
     "settlements-reconcile": {"task": "refunds.settlement_tasks.reconcile_task", "schedule": 3600.0},
+    # Staging: the sandbox pays out each Indian day's payments the next morning (docs/sandbox.md).
+    "sandbox-payouts": {"task": "payments.tasks.sandbox_payouts_task", "schedule": 3600.0},
     # Late approvals' reversals whose message was lost or whose acquirer call erred.
+    # Disputes: stale ones read again, recent payments asked about, deadline alerts raised
+    # (docs/disputes.md). Every 5 minutes: the alert's margin over its 48 h (ALERT_BEFORE).
+    "disputes-sweep": {"task": "refunds.dispute_tasks.disputes_sweep_task", "schedule": 300.0},
     "reversals-pending": {"task": "payments.tasks.reversals_pending_sweep", "schedule": 30.0},
     # Data retention (gateway/platform/retention.py has the table): each run deletes in short batches.
     "retention-sessions-audit": {"task": "gateway.tasks.gateway_retention_task", "schedule": 3600.0},

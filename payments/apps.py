@@ -23,10 +23,3 @@ class PaymentsConfig(AppConfig):
 
         event_types_register("payments", EVENT_TYPES.values())
 
-        # The sandbox acquirer reaches its payer's bank, which stands above the payment
-        # services, through a hook (payments.acquirer.sandbox.acquirer.payer_bank_provide says why).
-        from payments.acquirer.sandbox.acquirer import payer_bank_provide
-        from payments.sandbox_upi.approvals import upi_sandbox_approvals_due
-        from payments.sandbox_upi.payer import upi_sandbox_request_pending
-
-        payer_bank_provide(request_pending=upi_sandbox_request_pending, approvals_due=upi_sandbox_approvals_due)

@@ -332,6 +332,27 @@ class SandboxAcquirerCall(models.Model):
         return f"{self.payment_id} {self.step}: {self.outcome}"
 
 
+class SandboxDispute(models.Model):
+    """The sandbox acquirer's own disputes (its processor's side of a chargeback), which its
+    dispute calls read and answer (payments.acquirer.sandbox.disputes). The gateway's Dispute
+    rows (refunds) are its record of them, as of a real processor's."""
+
+    processor_id = models.CharField(max_length=32, unique=True)
+    payment = models.ForeignKey(Payment, on_delete=models.CASCADE, related_name="+")
+    # Where the sandbox's case stands before its clock is applied (payments.acquirer.sandbox.disputes).
+    stage = models.CharField(max_length=20)
+    kind = models.CharField(max_length=20, default="chargeback")
+    amount = models.BigIntegerField(help_text="paise")
+    respond_by = models.DateTimeField()
+    evidence = models.JSONField(default=list, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    opened_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.processor_id} {self.stage}"
+
+
 class Reversal(models.Model):
     """Money the acquirer approved for a payment that could not take it: the approval arrived
     after the payment went final (EXPIRED or FAILED: the merchant was told it did not happen),

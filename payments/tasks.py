@@ -3,13 +3,16 @@
 Every task of the app is registered with the worker from here. The two that services queue
 after a commit live lower, so that their modules import nothing that imports them:
 payments.reversal_tasks (queued by payments.services.reversals) and payments.sandbox_upi.tasks
-(queued by the sandbox's payer, through the acquirer). The sweeps below import those services.
+(sent by name by the sandbox acquirer's payer's bank, payments.acquirer.sandbox.payer, which
+stands below the services it runs). The sweeps below import those services.
 """
 from celery import shared_task
 
 from gateway.core.metrics import sweep_timed
 
+from payments.acquirer.sandbox.settlements import payouts_due
 from payments.reversal_tasks import reversal_submit_task
+from payments.sandbox_upi.approvals import upi_sandbox_approvals_due
 from payments.sandbox_upi.tasks import upi_sandbox_approve_task
 from payments.services.cutoff import hosted_unanswered_reconcile
 from payments.services.expiry import payments_expire_due
@@ -18,17 +21,17 @@ from payments.services.txn_claims import txn_claims_delete_expired
 from payments.services.hosted.pages import acquirer_pages_reconcile
 from payments.services.retention import acquirer_notices_delete_old, sandbox_calls_delete_old
 from payments.services.reversal_sending import reversals_pending_process
-from payments.services.upi import upi_acquirer_pending_sweep, upi_answers_follow, upi_unanswered_reconcile
+from payments.services.upi import upi_answers_follow, upi_unanswered_reconcile
 
 __all__ = ["acquirer_notices_purge_task", "idempotency_records_cleanup", "payments_expire_sweep", "reversal_submit_task", "reversals_pending_sweep",
-           "sandbox_calls_purge_task", "upi_sandbox_approve_task"]
+           "sandbox_calls_purge_task", "sandbox_payouts_task", "upi_sandbox_approve_task"]
 
 
 @shared_task(name="payments.tasks.payments_expire_sweep", ignore_result=True)
 def payments_expire_sweep() -> int:
-    # First, UPI pay requests and hosted steps cut off mid-call are asked about, and what the
-    # acquirer left pending on its side is finished (the sandbox: approvals whose task was
-    # lost), so they end as the payer was told rather than being expired by the same sweep.
+    # First, UPI pay requests and hosted steps cut off mid-call are asked about, and the
+    # sandbox payer's bank finishes the approvals whose task was lost (nothing to find with any
+    # other acquirer), so they end as the payer was told rather than being expired by the same sweep.
     # A final answer a killed process recorded but never acted on is acted on first: the bank's
     # decline (or approval) wins over the deadline.
     with sweep_timed("payments-expire"):
@@ -36,7 +39,7 @@ def payments_expire_sweep() -> int:
         upi_unanswered_reconcile()
         hosted_unanswered_reconcile()
         acquirer_pages_reconcile()
-        upi_acquirer_pending_sweep()
+        upi_sandbox_approvals_due()
         return payments_expire_due()
 
 
@@ -65,3 +68,10 @@ def sandbox_calls_purge_task() -> int:
 def acquirer_notices_purge_task() -> int:
     """Delete the processor's webhooks as received past their retention (payments.services.retention)."""
     return acquirer_notices_delete_old()
+
+
+@shared_task(name="payments.tasks.sandbox_payouts_task", ignore_result=True)
+def sandbox_payouts_task() -> int:
+    """Staging: the sandbox pays out its payments T+1 (payments.acquirer.sandbox.settlements);
+    nothing unless the sandbox is the configured acquirer."""
+    return payouts_due()

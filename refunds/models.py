@@ -227,6 +227,157 @@ class SettlementLine(models.Model):
         ]
 
 
+# -- disputes (chargebacks): docs/disputes.md ------------------------------------------------------
+# Here, beside settlements, because refunds is the top app: a lost dispute limits what may still be
+# refunded of its payment, and a settlement's chargeback line names the dispute it took money for.
+
+def new_dispute_id() -> str:
+    return "dsp_" + random_string(string.ascii_letters + string.digits, 20)
+
+
+class Dispute(models.Model):
+    """A customer's dispute of one payment (a chargeback, a retrieval request, a UPI complaint),
+    raised at the processor and answered by the merchant before `respond_by`. Its status moves
+    only through refunds.disputes.transitions, checked against refunds.disputes.state.TRANSITIONS;
+    the processor's own word is kept beside it (`processor_status`)."""
+
+    class Status(models.TextChoices):
+        # The gateway's own words (payments.acquirer.base.DISPUTE_STATUSES).
+        OPEN = "open"
+        NEEDS_RESPONSE = "needs_response"
+        UNDER_REVIEW = "under_review"
+        WON = "won"
+        LOST = "lost"
+        ACCEPTED = "accepted"
+
+    class Kind(models.TextChoices):
+        DISPUTE = "dispute"
+        CHARGEBACK = "chargeback"
+        RETRIEVAL = "retrieval"
+        PRE_ARBITRATION = "pre_arbitration"
+        ARBITRATION = "arbitration"
+
+    FINAL_STATUSES = (Status.WON, Status.LOST, Status.ACCEPTED)
+    # Money taken back from the merchant: the payment's refundable amount shrinks by it.
+    DEBITED_STATUSES = (Status.LOST, Status.ACCEPTED)
+    # The merchant can still act: accept, or send evidence.
+    ANSWERABLE_STATUSES = (Status.OPEN, Status.NEEDS_RESPONSE)
+
+    dispute_id = models.CharField("disputeId", max_length=32, default=new_dispute_id, unique=True)
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="disputes")
+    payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="disputes")
+    acquirer = models.CharField(max_length=32)
+    processor_dispute_id = models.CharField(max_length=64)
+    processor_status = models.CharField(max_length=64, blank=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.CHARGEBACK)
+    reason_code = models.CharField(max_length=32, blank=True)
+    reason_text = models.CharField(max_length=300, blank=True)
+    amount = models.BigIntegerField(help_text="paise")
+    currency = models.CharField(max_length=3, default="INR")
+    status = models.CharField(max_length=20, choices=Status.choices, db_index=True)
+    respond_by = models.DateTimeField(null=True, blank=True)
+    remarks = models.CharField(max_length=500, blank=True)
+    # [{"code": ..., "description": ...}]: the documents the processor prefers.
+    preferred_evidence = models.JSONField(default=list, blank=True)
+    # What the processor holds (names), and when the merchant's side last answered.
+    evidence = models.JSONField(default=list, blank=True)
+    evidence_submitted_at = models.DateTimeField(null=True, blank=True)
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    # The deadline alert (48 h before respond_by with no answer) fired at this time.
+    deadline_alerted_at = models.DateTimeField(null=True, blank=True)
+
+    opened_at = models.DateTimeField(null=True, blank=True, help_text="when the processor raised it")
+    processor_updated_at = models.DateTimeField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    synced_at = models.DateTimeField(null=True, blank=True, help_text="last read from the processor")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        default_permissions = ("view",)
+        permissions = [("answer_dispute", "Can accept a dispute or send its evidence")]
+        constraints = [
+            models.UniqueConstraint(fields=["acquirer", "processor_dispute_id"], name="dispute_unique_processor_id"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="dispute_amount_positive"),
+            models.CheckConstraint(condition=Q(status__in=["open", "needs_response", "under_review", "won", "lost",
+                                                           "accepted"]), name="dispute_status_known"),
+        ]
+        indexes = [
+            models.Index(fields=["merchant", "created_at", "id"], name="dispute_merchant_created"),
+            models.Index(fields=["merchant", "status", "created_at", "id"], name="dispute_merchant_status"),
+            # The deadline queue and the alert read only disputes still awaiting the merchant.
+            models.Index(fields=["respond_by"], name="dispute_awaiting_by_deadline",
+                         condition=Q(status__in=["open", "needs_response"])),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dispute_id} {self.amount} {self.status}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.FINAL_STATUSES
+
+
+class DisputeEvent(models.Model):
+    """Append-only story of a dispute: opening, every status change, the processor's updates,
+    the merchant's answers, the deadline alert."""
+
+    class Kind(models.TextChoices):
+        STATUS = "status"        # a status change (opening included: from_status is empty)
+        UPDATE = "update"        # the processor changed something else (stage, deadline, remarks)
+        ANSWER = "answer"        # the merchant (or staff) accepted or sent evidence
+        ALERT = "alert"          # respond_by is near and nothing was answered
+        NOTE = "note"
+
+    dispute = models.ForeignKey(Dispute, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    from_status = models.CharField(max_length=20, blank=True)
+    to_status = models.CharField(max_length=20, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    actor_name = models.CharField(max_length=150, blank=True, help_text="staff user, 'merchant API' or 'system'")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        default_permissions = ("view",)
+        indexes = [models.Index(fields=["dispute", "created_at"], name="disputeevent_dispute_time")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.from_status}->{self.to_status}"
+
+
+class DisputeEvidence(models.Model):
+    """One document sent to contest a dispute: checked, stored out of the web root
+    (DISPUTE_EVIDENCE_DIR), sent to the processor, deleted after the retention period."""
+
+    dispute = models.ForeignKey(Dispute, on_delete=models.PROTECT, related_name="evidence_files")
+    doc_type = models.CharField(max_length=80)
+    filename = models.CharField(max_length=120)
+    content_type = models.CharField(max_length=40)
+    size = models.PositiveIntegerField()
+    sha256 = models.CharField(max_length=64)
+    stored_as = models.CharField(max_length=200, blank=True, help_text="path under DISPUTE_EVIDENCE_DIR; "
+                                                                        "empty once deleted")
+    sent_at = models.DateTimeField(null=True, blank=True)
+    uploaded_by = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        default_permissions = ("view",)
+
+    def __str__(self) -> str:
+        return f"{self.doc_type} {self.filename}"
+
+
+class DisputeSweepMark(models.Model):
+    """Where the disputes sweep left off among recent payments (the last payment pk asked about),
+    so each run asks the next batch and the whole window is covered in turn."""
+
+    name = models.CharField(max_length=32, unique=True)
+    last_payment_pk = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
 class MerchantFeeRate(models.Model):
     """What a merchant agreed to pay the acquirer for one payment method: a percentage (in basis
     points, 1 bp = 0.01 %) of the amount and/or a fixed fee in paise, plus 18 % GST on the fee.

@@ -138,7 +138,7 @@ def _refund_create_locked(*, merchant: Merchant, payment_pk: int, amount: int | 
             return RefundCreated(existing, created=False)
     if payment.status != Payment.Status.SUCCESS:
         raise RefundNotAllowed(f"only a SUCCESS payment can be refunded; this payment is {payment.status}")
-    remaining = selectors.payment_paid_amount(payment) - selectors.refund_committed_amount(payment)
+    remaining = selectors.refund_remaining_amount(payment)
     amount = _check_amount(amount=amount, remaining=remaining)
     mode, method = refund_method_for(payment)
     fields = {"refund_id": refund_id} if refund_id else {}

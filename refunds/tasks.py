@@ -6,6 +6,7 @@ from celery import shared_task
 from gateway.core.metrics import sweep_timed
 
 from refunds import submission
+from refunds.dispute_tasks import disputes_sweep_task  # noqa: F401  (registered with the worker)
 from refunds.settlement_tasks import reconcile_task, settlements_fetch_task  # noqa: F401  (registered with the worker)
 
 

@@ -4,7 +4,7 @@ each page checking its permission itself (gateway/console/views.py). Named conso
 from django.contrib import admin
 from django.urls import path
 
-from gateway.console import views
+from gateway.console import settlement_views, views
 
 app_name = "console"
 
@@ -12,4 +12,15 @@ urlpatterns = [
     path("dashboard/", admin.site.admin_view(views.dashboard_view), name="dashboard"),
     path("needs-attention/", admin.site.admin_view(views.needs_attention_view), name="needs_attention"),
     path("settlement-export/", admin.site.admin_view(views.settlement_export_view), name="settlement_export"),
+    # Finance's settlements and reconciliation (gateway/console/settlement_views.py).
+    path("settlements/", admin.site.admin_view(settlement_views.settlements_view), name="settlements"),
+    path("settlements/<int:pk>/", admin.site.admin_view(settlement_views.settlement_view), name="settlement"),
+    path("settlements/<int:pk>/csv/", admin.site.admin_view(settlement_views.settlement_csv_view),
+         name="settlement_csv"),
+    path("reconciliation/exceptions/", admin.site.admin_view(settlement_views.exceptions_view),
+         name="recon_exceptions"),
+    path("reconciliation/exceptions/<int:pk>/", admin.site.admin_view(settlement_views.exception_view),
+         name="recon_exception"),
+    path("reconciliation/statements/upload/", admin.site.admin_view(settlement_views.statement_upload_view),
+         name="statement_upload"),
 ]

@@ -22,12 +22,16 @@ from gateway.console.kit.display import money
 from gateway.core.errors import ValidationError
 from gateway.platform.models import Merchant
 from gateway.platform.services import audit_record
+from refunds import selectors as refund_selectors
 
 
 def dashboard_view(request):
     roles.permission_require(request.user, "payments.view_payment", "The dashboard")
     context = {**admin.site.each_context(request), **dashboard_context(), "title": "Operations dashboard",
-               "can_export": request.user.has_perm(roles.EXPORT_SETTLEMENT)}
+               "can_export": request.user.has_perm(roles.EXPORT_SETTLEMENT),
+               # "Why is this settlement short?": the list of those short or in doubt, one click away.
+               "recon": refund_selectors.recon_open_counts()
+               if request.user.has_perm("refunds.view_settlement") else None}
     return TemplateResponse(request, "admin/console/dashboard.html", context)
 
 

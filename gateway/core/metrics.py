@@ -56,6 +56,20 @@ webhook_deliveries_due = Gauge(
 refunds = Counter(
     "gateway_refunds_total", "Refunds by status: INITIATED when created, then SUCCESS or FAILED.", ["status"])
 
+disputes = Counter(
+    "gateway_disputes_total", "Disputes by status: the status each was opened in, then each it moved to.",
+    ["status"])
+dispute_deadline_alerts = Counter(
+    "gateway_dispute_deadline_alerts_total",
+    "Disputes that came within 48 h of their respond_by with no answer (one each: the deadline alert fired).")
+disputes_due_soon = Gauge(
+    "gateway_disputes_due_soon",
+    "Disputes awaiting the merchant's answer whose respond_by is within 48 h, as the last disputes sweep counted.",
+    multiprocess_mode="mostrecent")
+disputes_open_amount = Gauge(
+    "gateway_disputes_open_amount_paise", "Paise at risk in disputes not yet decided, as the last sweep counted.",
+    multiprocess_mode="mostrecent")
+
 sweep_duration = Histogram(
     "gateway_sweep_duration_seconds", "Time of one run of a beat sweep, by sweep.", ["sweep"], buckets=SWEEP_BUCKETS)
 sweep_last_success = Gauge(

@@ -19,6 +19,12 @@ Guarantees, in the order they are met:
   believed. A payment notice is applied only as the acquirer's status query confirms it
   (Acquirer.notice_confirm, as for a failure); a refund notice is left to the refund's next
   submission by the pending sweep, which reads the refund as it stands at the acquirer.
+- A dispute notice (DisputeNotice) opens or moves the dispute through
+  refunds.disputes.notices.dispute_notice_apply; delivered late, the dispute is read from the
+  processor instead of taking the notice's word.
+- A settlement notice (SettlementNotice) stores the settlement it names and reads its events
+  from the acquirer (refunds.settlements.fetching.settlement_notice_apply), idempotently on the
+  acquirer's ids; delivered late, it is left to the hourly fetch.
 - Answered: NoticeNotApplied when the notice is recorded but not applied (the acquirer could not
   be asked to confirm it, or applying it failed), so the door asks for it again.
 
@@ -31,7 +37,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from payments.acquirer.base import Acquirer, AcquirerUnavailable, PaymentNotice, RefundNotice
+from payments.acquirer.base import (
+    Acquirer,
+    AcquirerUnavailable,
+    DisputeNotice,
+    PaymentNotice,
+    RefundNotice,
+    SettlementNotice,
+)
 from payments.models import AcquirerNotice
 from payments.services.notices import (
     notice_not_applied,
@@ -42,7 +55,9 @@ from payments.services.notices import (
     payment_for_order,
     payment_notice_apply,
 )
+from refunds.disputes.notices import dispute_notice_apply
 from refunds.notices import refund_notice_apply
+from refunds.settlements.fetching import settlement_notice_apply
 
 logger = logging.getLogger("gateway.inbound")
 
@@ -81,9 +96,19 @@ def notice_receive(*, acquirer: Acquirer, headers, raw_body: bytes) -> NoticeOut
     return NoticeOutcome(record, duplicate=False)
 
 
-def _apply(acquirer: Acquirer, record: AcquirerNotice, notice: PaymentNotice | RefundNotice | None, *,
+def _apply(acquirer: Acquirer, record: AcquirerNotice,
+           notice: PaymentNotice | RefundNotice | DisputeNotice | SettlementNotice | None, *,
            fresh: bool) -> None:
-    if isinstance(notice, PaymentNotice):
+    if isinstance(notice, SettlementNotice):
+        if not fresh:
+            notice_settle(record, N.IGNORED, "delivered late: the hourly settlements fetch reads it from the acquirer")
+            return
+        settlement, added = settlement_notice_apply(acquirer=acquirer, notice=notice)
+        notice_settle(record, N.APPLIED, f"settlement {settlement.processor_settlement_id} stored, {added} new lines")
+    elif isinstance(notice, DisputeNotice):
+        applied, result, payment = dispute_notice_apply(acquirer=acquirer, notice=notice, fresh=fresh)
+        notice_settle(record, N.APPLIED if applied else N.IGNORED, result, payment)
+    elif isinstance(notice, PaymentNotice):
         payment_notice_apply(acquirer=acquirer, record=record, notice=notice, confirm=not fresh)
     elif isinstance(notice, RefundNotice) and not fresh:
         notice_settle(record, N.IGNORED, "delivered late: the refund's next submission reads it at the acquirer",

@@ -40,6 +40,10 @@ READ = (
     "webhooks.view_webhookdeliveryattempt",
     "tokens.view_token",
     "payments.view_paymentlink",
+    # Settlements, their reconciliation exceptions and the bank statements (gateway/console/settlements.py).
+    "refunds.view_settlement",
+    "refunds.view_reconexception",
+    "refunds.view_bankstatement",
 )
 
 # What each action of the console checks.
@@ -54,6 +58,10 @@ ADD_MERCHANT = "gateway.add_merchant"               # onboard a merchant (creden
 CHANGE_MERCHANT = "gateway.change_merchant"         # edit a merchant, rotate its key and secrets
 CREATE_PAYMENT_LINK = "payments.add_paymentlink"     # make a payment link (payments/admin.py)
 CANCEL_PAYMENT_LINK = "payments.cancel_paymentlink"  # cancel an unpaid payment link (payments/admin.py)
+# Finance's reconciliation (gateway/console/reconciliation.py): resolve an exception with a note,
+# upload a bank statement and reconcile against it.
+RESOLVE_RECON_EXCEPTION = "refunds.change_reconexception"
+UPLOAD_BANK_STATEMENT = "refunds.add_bankstatement"
 
 # Staff accounts and groups: whoever may change them may give themselves any permission above.
 MANAGE_STAFF = ("auth.add_user", "auth.change_user", "auth.add_group", "auth.change_group",
@@ -71,7 +79,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     # Find a payment, read its whole story, resend its webhooks, delete a card token on request.
     SUPPORT: _SUPPORT,
     # Support, plus moving money and reporting on it, and asking customers for money by link.
-    FINANCE: (*_SUPPORT, INITIATE_REFUND, EXPORT_SETTLEMENT, CREATE_PAYMENT_LINK, CANCEL_PAYMENT_LINK),
+    FINANCE: (*_SUPPORT, INITIATE_REFUND, EXPORT_SETTLEMENT, CREATE_PAYMENT_LINK, CANCEL_PAYMENT_LINK,
+              RESOLVE_RECON_EXCEPTION, UPLOAD_BANK_STATEMENT),
     # Support, plus the merchants and their credentials; no refunds or exports, so that the
     # people who hold the keys are not also the people who move money (give both groups to
     # someone who must do both).

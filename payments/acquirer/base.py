@@ -98,6 +98,76 @@ class RefundNotice:
     answer: AcquirerAnswer | None
 
 
+# -- disputes (chargebacks): the processor's cases against a payment, as neutral values -----------
+
+# Where a dispute stands, in the gateway's own words (refunds.disputes.state holds its table);
+# an acquirer's package maps its processor's statuses onto these, in one place.
+DISPUTE_OPEN = "open"                      # raised; the processor has not asked the merchant yet
+DISPUTE_NEEDS_RESPONSE = "needs_response"  # the merchant must answer (evidence or accept) by respond_by
+DISPUTE_UNDER_REVIEW = "under_review"      # answered (evidence in); the processor or network decides
+DISPUTE_WON = "won"                        # decided for the merchant
+DISPUTE_LOST = "lost"                      # decided for the customer: the amount is taken back
+DISPUTE_ACCEPTED = "accepted"              # the merchant accepted it: the amount is taken back
+DISPUTE_STATUSES = (DISPUTE_OPEN, DISPUTE_NEEDS_RESPONSE, DISPUTE_UNDER_REVIEW, DISPUTE_WON, DISPUTE_LOST,
+                    DISPUTE_ACCEPTED)
+# What kind of case it is (the card networks' and NPCI's stages).
+DISPUTE_KINDS = ("dispute", "chargeback", "retrieval", "pre_arbitration", "arbitration")
+
+
+@dataclass(frozen=True)
+class DisputeEvidenceType:
+    """A kind of document the processor prefers for a dispute (its `preferred_evidence`)."""
+
+    code: str          # what is sent back with the file (Cashfree's document_type)
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class DisputeFound:
+    """One dispute as the processor states it, in neutral values: what its dispute calls answer
+    and what its dispute notices carry, built by one function in the acquirer's package.
+
+    `order_ref` names the payment as the gateway named it to the acquirer (its sabpaisaTxnId).
+    Times are aware (UTC or with their own offset); `respond_by` None: the processor set none."""
+
+    processor_id: str
+    order_ref: str
+    status: str               # one of DISPUTE_STATUSES
+    processor_status: str     # the processor's own word, for people and the story
+    kind: str                 # one of DISPUTE_KINDS
+    amount: int | None        # paise
+    reason_code: str = ""
+    reason_text: str = ""
+    respond_by: datetime | None = None
+    opened_at: datetime | None = None
+    updated_at: datetime | None = None
+    resolved_at: datetime | None = None
+    remarks: str = ""
+    preferred_evidence: tuple[DisputeEvidenceType, ...] = ()
+    evidence: tuple[str, ...] = ()   # names of the documents the processor holds
+    raw: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DisputeNotice:
+    """An acquirer's word, by its own delivery, that a dispute was raised, changed or closed."""
+
+    dispute: DisputeFound
+
+    @property
+    def order_ref(self) -> str:
+        return self.dispute.order_ref
+
+
+@dataclass(frozen=True)
+class EvidenceFile:
+    """A document that contests a dispute, checked by the gateway before it is sent."""
+
+    doc_type: str       # a DisputeEvidenceType.code the dispute asked for
+    filename: str
+    content_type: str   # application/pdf, image/png or image/jpeg
+    content: bytes
+    note: str = ""
 @dataclass(frozen=True)
 class CardFields:
     """The processor's own card fields (Acquirer.card_fields): its script draws them inside the
@@ -162,6 +232,18 @@ class SettlementPage:
     cursor: str = ""
 
 
+@dataclass(frozen=True)
+class SettlementNotice:
+    """An acquirer's word, by its own delivery, that it paid a settlement out: the settlement as
+    its report would state it. Its events are read through Acquirer.settlement_events."""
+
+    settlement: SettlementFound
+
+    @property
+    def order_ref(self) -> str:
+        return ""  # a payout names no one payment
+
+
 class NoticeRejected(Exception):
     """An inbound delivery that is not to be trusted (no or a wrong signature); nothing of it
     is recorded. The message says why, never echoing a secret."""
@@ -219,8 +301,8 @@ class Acquirer(Protocol):
 
     # Whether a UPI request it answered PENDING is asked about again with its status query each
     # period until it is final (payments.services.upi.upi_cut_off_requests): its final word
-    # comes by a notice (a webhook), which can be lost. The sandbox finishes its own PENDING
-    # answers (upi_pending_sweep) and says False.
+    # comes by a notice (a webhook), which can be lost. The sandbox, whose payer's bank
+    # finishes its own PENDING answers (payments.acquirer.sandbox.payer), says False.
     status_query_while_pending: bool
 
     def upi_vpa_check(self, vpa: str) -> str:
@@ -229,20 +311,6 @@ class Acquirer(Protocol):
         with a message the customer can act on, when this acquirer takes no request from it
         (the sandbox: anything but its test VPAs). A real acquirer accepts any VPA here; the
         payer's bank decides."""
-
-    def upi_pending(self, *, payment: Payment, payer_vpa: str) -> None:
-        """Called once upi_pay (or upi_status) answered PENDING for `payer_vpa`'s request and
-        that answer is recorded in the payment's story: whatever the acquirer itself does
-        while its final answer is awaited. A real acquirer: nothing (its callback, or the
-        status query of a cut-off request, brings the answer). The sandbox: its payer's bank
-        approves success@sandbox after a delay, and timeout@sandbox moves the payment's
-        deadline earlier. Never raises for an acquirer's trouble; called with no lock held."""
-
-    def upi_pending_sweep(self, *, now=None) -> int:
-        """The payments sweep calls this before anything expires: the acquirer finishes what
-        it left pending on its own side and could not be relied on to finish otherwise.
-        Returns how many payments it moved. A real acquirer: nothing (0). The sandbox: the
-        approvals of success@sandbox whose queued message was lost."""
 
     def upi_register(self, *, payment: Payment) -> AcquirerAnswer:
         """S2S: register a UPI QR / intent payment so the acquirer accepts it. PENDING or raises."""
@@ -341,7 +409,7 @@ class Acquirer(Protocol):
         NoticeRejected (NoticeNotFresh, NoticeMalformed) otherwise. Has no storage: the inbound
         door records each delivered body once."""
 
-    def notice_parse(self, payload: dict) -> PaymentNotice | RefundNotice | None:
+    def notice_parse(self, payload: dict) -> PaymentNotice | RefundNotice | DisputeNotice | SettlementNotice | None:
         """A verified delivery's content as neutral values, carrying the answer the status query
         or the refund call would give for the same state; None: a delivery the gateway has no use
         for (another event type)."""
@@ -360,6 +428,26 @@ class Acquirer(Protocol):
 
     def amount_from_acquirer(self, value) -> int:
         """An amount as the acquirer writes it, in paise. Exact or ValueError (never rounded)."""
+
+    # -- disputes (chargebacks) raised against payments it carried -------------------------------
+
+    def disputes_of(self, *, payment: Payment) -> list[DisputeFound]:
+        """Every dispute the processor holds against `payment` (none: an empty list). Asked by
+        the disputes sweep, since a dispute notice can be lost. Raises AcquirerUnavailable when
+        it could not be asked."""
+
+    def dispute_get(self, *, processor_id: str) -> DisputeFound:
+        """The dispute as it stands now. Raises AcquirerRefused when the processor has no such
+        dispute, AcquirerUnavailable when it could not be asked."""
+
+    def dispute_accept(self, *, processor_id: str) -> DisputeFound:
+        """Accept the dispute (the merchant will not contest it): the dispute as it then stands.
+        Accepting one already accepted answers the same. Raises AcquirerRefused when the
+        processor will not take it (already decided), AcquirerUnavailable when not answered."""
+
+    def dispute_evidence_submit(self, *, processor_id: str, evidence: EvidenceFile) -> DisputeFound:
+        """Send one document contesting the dispute: the dispute as it then stands. Raises
+        AcquirerRefused when the processor refuses it, AcquirerUnavailable when not answered."""
 
     def reverse(self, *, payment: Payment, bank_rrn: str, amount: int, reversal_id: str) -> AcquirerAnswer:
         """Give back (void, or refund at once where it has settled) the approval `bank_rrn` of
@@ -384,9 +472,10 @@ class Acquirer(Protocol):
 
 class RealAcquirer:
     """The defaults of an acquirer that moves real money, for a real one to inherit: any VPA is
-    taken (the payer's bank decides), and nothing happens on the acquirer's own side while a
-    UPI answer is awaited (its callback, or the status query, brings it). An implementation
-    still provides every call of the Acquirer protocol that moves money or asks about it."""
+    taken (the payer's bank decides), and a UPI request it answered PENDING is asked about
+    again until it is final (its callback, or the status query, brings the answer). An
+    implementation still provides every call of the Acquirer protocol that moves money or asks
+    about it."""
 
     name = ""
     banks: dict[str, str] = {}
@@ -398,23 +487,33 @@ class RealAcquirer:
     # Its final word on a UPI request it answered PENDING comes by its callback (a webhook),
     # which can be lost: the payments sweep asks its status query about such a request each
     # period until it is final (payments.services.upi.upi_cut_off_requests). The sandbox,
-    # which finishes its own PENDING answers (upi_pending_sweep), leaves it unset.
+    # whose payer's bank finishes its own PENDING answers, leaves it unset.
     status_query_while_pending = True
 
     def upi_vpa_check(self, vpa: str) -> str:
         return vpa
-
-    def upi_pending(self, *, payment: Payment, payer_vpa: str) -> None:
-        return None
-
-    def upi_pending_sweep(self, *, now=None) -> int:
-        return 0
 
     def card_fields(self) -> CardFields | None:
         return None
 
     def card_fields_open(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
         raise AcquirerRefused(f"{self.name or 'this acquirer'} has no card fields of its own")
+
+    # A processor whose API reports no disputes (none of its own, or not yet carried here): it
+    # holds none against any payment, and there is nothing of its to answer. Cashfree overrides
+    # all four; a new acquirer inherits these until it carries its processor's dispute calls.
+
+    def disputes_of(self, *, payment: Payment) -> list[DisputeFound]:
+        return []
+
+    def dispute_get(self, *, processor_id: str) -> DisputeFound:
+        raise AcquirerRefused(f"{self.name or 'this acquirer'} reports no disputes: no dispute {processor_id}")
+
+    def dispute_accept(self, *, processor_id: str) -> DisputeFound:
+        raise AcquirerRefused(f"{self.name or 'this acquirer'} reports no disputes: no dispute {processor_id}")
+
+    def dispute_evidence_submit(self, *, processor_id: str, evidence: EvidenceFile) -> DisputeFound:
+        raise AcquirerRefused(f"{self.name or 'this acquirer'} reports no disputes: no dispute {processor_id}")
 
     def settlements_list(self, *, start: datetime | None, end: datetime | None, cursor: str = "") -> SettlementPage:
         """None reported: an acquirer whose settlement report the gateway does not read yet.

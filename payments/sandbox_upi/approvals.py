@@ -1,8 +1,11 @@
 """The sandbox payer's bank approving UPI pay requests: success@sandbox is approved
 SANDBOX_UPI_SUCCESS_DELAY_SECONDS after it was made, by the task payments.sandbox_upi.tasks
-queues (payments.sandbox_upi.payer), or by the payments sweep should that message be lost
-(SandboxAcquirer.upi_pending_sweep). An approval that finds the payment EXPIRED or FAILED is
-kept with its RRN and reversed (payments.services.upi_approval)."""
+(which the sandbox acquirer's payer's bank, payments.acquirer.sandbox.payer, sends by name), or
+by the payments sweep should that message be lost (upi_sandbox_approvals_due, called by
+payments.tasks). It records the approval through the payment services, as a real acquirer's
+answer arrives: from above them, so the acquirer below never imports it. An approval that
+finds the payment EXPIRED or FAILED is kept with its RRN and reversed
+(payments.services.upi_approval)."""
 from __future__ import annotations
 
 import logging

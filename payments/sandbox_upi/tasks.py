@@ -1,6 +1,6 @@
-"""The sandbox payer's bank's task. Registered with the worker through payments.tasks; queued by
-payments.sandbox_upi.payer, apart from payments.tasks, whose sweeps import the services that
-(through the acquirer) queue it."""
+"""The sandbox payer's bank's task. Registered with the worker through payments.tasks; sent by
+its name (payments.tasks.upi_sandbox_approve_task) by the sandbox acquirer's payer's bank,
+payments.acquirer.sandbox.payer, which stands below the services this task runs."""
 from celery import shared_task
 
 from payments.sandbox_upi.approvals import upi_sandbox_approve

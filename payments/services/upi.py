@@ -9,11 +9,12 @@
 - `upi_pay_link(upi_uri=, payer_vpa=)` reads a link the way a UPI app does, checks it against
   the payment it names, then pays it.
 
-What the acquirer does while its answer is awaited is the acquirer's own (Acquirer.upi_pending):
-a real acquirer's answer comes by its callback or the status query; the sandbox's payer
-approves success@sandbox after a delay and lets timeout@sandbox expire
-(payments.sandbox_upi.payer). An approval that finds the payment EXPIRED or FAILED is logged,
-kept with its RRN and reversed (payments.services.upi_approval).
+What the acquirer does while its answer is awaited is the acquirer's own business: a PENDING
+answer is recorded and nothing more is asked of it. Its final answer comes by its notice (the
+inbound door), by its status query (upi_unanswered_reconcile), or, for the sandbox, by its
+payer's bank (payments.acquirer.sandbox.payer: success@sandbox approved after a delay,
+timeout@sandbox left to expire). An approval that finds the payment EXPIRED or FAILED is
+logged, kept with its RRN and reversed (payments.services.upi_approval).
 """
 from __future__ import annotations
 
@@ -195,7 +196,7 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
     Accepts a PENDING payment (hosted: it first moves to PROCESSING with mode UPI) or a
     PROCESSING UPI payment nobody has paid yet (S2S). The acquirer is asked with no lock held.
     A decline makes the payment FAILED at once; an approval pending makes it SUCCESS later
-    (Acquirer.upi_pending: the sandbox approves success@sandbox after
+    (the sandbox's payer's bank approves success@sandbox after
     SANDBOX_UPI_SUCCESS_DELAY_SECONDS, never timeout@sandbox, which expires).
     Returns the payment as it stands after the call.
 
@@ -234,8 +235,8 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
 
 def _follow_answer(payment: Payment, vpa: str, answer, *, step: str) -> Payment:
     """Record the acquirer's answer about `vpa`'s pay request and act on it: a decline makes
-    the payment FAILED, an approval SUCCESS; a pending answer is the acquirer's to follow up
-    (Acquirer.upi_pending). Returns the payment as it then stands."""
+    the payment FAILED, an approval SUCCESS; a pending answer is only recorded (the acquirer's
+    final answer comes later, the module's docstring). Returns the payment as it then stands."""
     acquirer_answer_record(payment_id=payment.pk, step=step, answer=answer, attempt=_attempt_of(payment))
     if answer.outcome == Outcome.DECLINED:
         # S2S: FAILED. Hosted: a failed attempt, and the customer may choose again.
@@ -249,7 +250,6 @@ def _follow_answer(payment: Payment, vpa: str, answer, *, step: str) -> Payment:
         return (upi_approval_record(payment_id=payment.pk, bank_rrn=answer.reference, step=step,
                                     attempt=_attempt_of(payment))
                 or Payment.objects.get(pk=payment.pk))
-    get_acquirer().upi_pending(payment=payment, payer_vpa=vpa)
     payment.refresh_from_db()
     return payment
 
@@ -484,10 +484,3 @@ def upi_change_method(*, payment: Payment) -> Payment:
                                      abandoned=True)
     return payment
 
-
-def upi_acquirer_pending_sweep(*, now=None) -> int:
-    """The acquirer finishes what it left pending on its own side (Acquirer.upi_pending_sweep:
-    the sandbox's approvals whose task was lost; nothing for a real acquirer). The payments
-    sweep runs it before expiring, so such a payment ends as its payer was told. Returns how
-    many payments it moved."""
-    return get_acquirer().upi_pending_sweep(now=now)

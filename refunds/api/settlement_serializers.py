@@ -11,7 +11,7 @@ from rest_framework import serializers
 from gateway.core.fields import StrictCharField
 from refunds.api.serializers import MERCHANT_ID_MAX, QueryIntegerField, RawField
 from refunds.models import Settlement, SettlementLine
-from refunds.settlement_selectors import settlement_public_id
+from refunds.selectors import settlement_public_id
 
 # Paging, as the refund list pages: pages count from 0.
 LIST_PAGE_SIZE_DEFAULT = 20
@@ -67,8 +67,7 @@ def _iso(value):
 
 
 def settlement_record(settlement: Settlement) -> dict:
-    """One settlement as a merchant reads it. `settlement.line_count` comes from the selector's
-    annotation (refunds.settlement_selectors)."""
+    """One settlement as a merchant reads it (the list's record; the detail adds `lineCount`)."""
     return {
         "settlementId": settlement_public_id(settlement),
         "merchantId": settlement.merchant.code,
@@ -85,7 +84,6 @@ def settlement_record(settlement: Settlement) -> dict:
         "chargebacksAmount": settlement.chargebacks,
         "adjustmentsAmount": settlement.adjustments,
         "netAmount": settlement.net,
-        "lineCount": settlement.line_count,
     }
 
 
@@ -124,7 +122,6 @@ class SettlementRecordSerializer(serializers.Serializer):
     chargebacksAmount = serializers.IntegerField(help_text="paise: chargebacks deducted")
     adjustmentsAmount = serializers.IntegerField(help_text="paise, signed: credits less debits")
     netAmount = serializers.IntegerField(help_text="paise paid into the bank account")
-    lineCount = serializers.IntegerField(help_text="the settlement's lines (events)")
 
 
 class SettlementLineRecordSerializer(serializers.Serializer):
@@ -155,4 +152,5 @@ class SettlementListSerializer(_Paged):
 
 class SettlementDetailSerializer(SettlementRecordSerializer, _Paged):
     success = serializers.BooleanField(default=True)
+    lineCount = serializers.IntegerField(help_text="the settlement's lines (events), on every page")
     lines = SettlementLineRecordSerializer(many=True, help_text="this page of the settlement's lines")

@@ -11,7 +11,7 @@ from gateway.platform.api import GatewayAPIView, validated
 from gateway.platform.auth import ensure_same_merchant
 from gateway.core.signing import verify_signed_if_sent_or_required
 from gateway.platform.schema import UNIX_SECONDS, bounded_integer, error_responses, text
-from refunds import settlement_selectors as selectors
+from refunds import selectors
 from refunds.api.settlement_serializers import (
     LINES_PAGE_SIZE_MAX,
     LIST_PAGE_SIZE_MAX,
@@ -125,6 +125,7 @@ class SettlementDetailView(GatewayAPIView):
         return Response({
             "success": True,
             **settlement_record(settlement),
+            "lineCount": settlement.line_count,
             "lines": [settlement_line_record(line) for line in lines],
             "page": page,
             "size": size,

@@ -47,6 +47,15 @@ DESCRIPTION_DEFECTS = {
 DESCRIPTION_DEFECT_SUBTREES = {
     ("/settlement/recon", ("response", "body", "data"), "type"),
 }
+# DisputesEntity's example (every dispute call answers it) writes reason_code, cf_payment_id and
+# customer_phone as numbers where its schema says string. Pinned to the dispute paths only; the
+# reading (payments/acquirer/cashfree/disputes.py) takes either.
+DISPUTE_PATH = re.compile(r"(^|/)(disputes/\d+(/accept|/documents)?|orders/[^/]+/disputes)$")
+DISPUTE_EXAMPLE_DEFECTS = {
+    (("response", "body", "reason_code"), "type"),
+    (("response", "body", "order_details", "cf_payment_id"), "type"),
+    (("response", "body", "customer_details", "customer_phone"), "type"),
+}
 # Prism writes a long list as "Too many violations! [..." cut short mid-object.
 _TOO_MANY = "Too many violations!"
 _WHOLE_VIOLATION = re.compile(r'\{"location":\[[^\]]*\],"severity":"[^"]*","code":"[^"]*","message":"[^"]*"\}')
@@ -69,6 +78,8 @@ def _defect_key(violation: dict) -> tuple:
 
 def _is_defect(path: str, violation: dict) -> bool:
     location, code = _defect_key(violation)
+    if DISPUTE_PATH.search(path) and (location, code) in DISPUTE_EXAMPLE_DEFECTS:
+        return True
     return (location, code) in DESCRIPTION_DEFECTS or any(
         path == defect_path and location[:len(prefix)] == prefix and code == defect_code
         for defect_path, prefix, defect_code in DESCRIPTION_DEFECT_SUBTREES)
@@ -107,9 +118,17 @@ class PrismClient(CashfreeClient):
             headers = {**headers, "Prefer": self.prefer}
         status, response_headers, data = super()._exchange(method, path, headers, payload)
         violations = violations_read(response_headers.get("sl-violations") or "")
-        self.exchanges.append(Exchange(method, path, dict(headers),
-                                       json.loads(payload) if payload else None, status, violations))
+        self.exchanges.append(Exchange(method, path, dict(headers), _body_of(headers, payload), status, violations))
         return status, response_headers, data
+
+
+def _body_of(headers: dict, payload: bytes | None):
+    """The JSON body sent, or a multipart form's raw bytes (a dispute document upload)."""
+    if not payload:
+        return None
+    if headers.get("Content-Type", "").startswith("multipart/form-data"):
+        return {"multipart": payload}
+    return json.loads(payload)
 
 
 def _free_port() -> int:

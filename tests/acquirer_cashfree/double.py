@@ -14,9 +14,18 @@ the test on any. Two places where Cashfree's description contradicts itself are 
 patched: PaymentEntity.payment_method (a oneOf whose branches all match, or none) and nulls
 where the schema asks for an object are left out of its answers, as the description allows.
 
+For the browser it also plays Cashfree's two pages a customer meets in the card fields' flow
+(not API calls, so not checked against the description): Cashfree.js, a local stand-in with the
+real script's interface (tests/acquirer_cashfree/cashfree_js/, at /js/v3/cashfree.js), whose
+fields pay by the order pay below; and the issuer's 3-D Secure page a card's order pay links to
+(/pg/view/card/{cf_payment_id}): OTP 123456 settles the payment SUCCESS, any other FAILED, then
+the customer goes to the order's return_url, as Cashfree sends it. `seen` keeps every request
+body the double received, for a test that follows the card number.
+
 It answers the endpoints client.py calls: POST /orders, GET /orders/{order_id},
 GET /orders/{order_id}/payments, POST /orders/sessions, POST /orders/{order_id}/refunds,
-GET /orders/{order_id}/refunds/{refund_id}, with Cashfree's headers: x-client-id and
+GET /orders/{order_id}/refunds/{refund_id}, POST /settlements and POST /settlement/recon (the
+payouts `settle` makes of what it approved), with Cashfree's headers: x-client-id and
 x-client-secret where the description secures the call, x-api-version on every call, and
 x-idempotency-key (the same key with the same body answers the first answer again; with
 another body 422 idempotency_error).
@@ -156,8 +165,29 @@ _ROUTES = [
     ("GET", re.compile(r"^/orders/(?P<order_id>[^/]+)/refunds/(?P<refund_id>[^/]+)$"),
      "/orders/{order_id}/refunds/{refund_id}", True),
 ]
+# Disputes (docs/disputes.md): the double keeps them too, and answers these four as Cashfree would.
+_ROUTES += [
+    ("GET", re.compile(r"^/orders/(?P<order_id>[^/]+)/disputes$"), "/orders/{order_id}/disputes", True),
+    ("GET", re.compile(r"^/disputes/(?P<dispute_id>[^/]+)$"), "/disputes/{dispute_id}", True),
+    ("PUT", re.compile(r"^/disputes/(?P<dispute_id>[^/]+)/accept$"), "/disputes/{dispute_id}/accept", True),
+    ("POST", re.compile(r"^/disputes/(?P<dispute_id>[^/]+)/documents$"), "/disputes/{dispute_id}/documents", True),
+]
+# Settlements (docs/settlements.md): the double pays out what it approved (`settle`), and answers
+# the two reads the client makes. Paged as Cashfree's guides page them ({cursor, limit, data});
+# the description's SettlementEntity allows the extra keys.
+_ROUTES += [
+    ("POST", re.compile(r"^/settlements$"), "/settlements", True),
+    ("POST", re.compile(r"^/settlement/recon$"), "/settlement/recon", True),
+]
+_DISPUTE_WEBHOOK = {"CREATED": "DISPUTE_CREATED", "MERCHANT_WON": "DISPUTE_CLOSED", "MERCHANT_LOST": "DISPUTE_CLOSED",
+                    "MERCHANT_ACCEPTED": "DISPUTE_CLOSED"}
 _GROUPS = {"upi": "upi", "card": "credit_card", "netbanking": "net_banking", "app": "wallet",
            "banktransfer": "bank_transfer"}
+# The Cashfree.js stand-in's files, served at /js/v3/<name> (the real script's path).
+_CASHFREE_JS = Path(__file__).resolve().parent / "cashfree_js"
+_JS_FILES = {"cashfree.js": "text/javascript; charset=utf-8", "field.html": "text/html; charset=utf-8"}
+_ISSUER_PAGE = re.compile(r"^/pg/view/card/(?P<cf_payment_id>[0-9]+)$")
+ISSUER_OTP = "123456"
 
 
 class CashfreeDouble:
@@ -172,9 +202,13 @@ class CashfreeDouble:
         self.orders: dict[str, dict] = {}
         self.payments: dict[str, dict] = {}        # cf_payment_id -> PaymentEntity
         self.refunds: dict[tuple, dict] = {}       # (order_id, refund_id) -> RefundEntity
+        self.disputes: dict[str, dict] = {}        # dispute_id -> DisputesEntity (+ "_documents")
+        self.settlements: dict[str, dict] = {}     # cf_settlement_id -> SettlementEntity (+ "_events")
+        self._settled: set[str] = set()            # cf_payment_ids and cf_refund_ids paid out or deducted
         self.sessions: dict[str, str] = {}         # payment_session_id -> order_id
         self.idempotency: dict[str, tuple] = {}    # key -> (body, status, answer)
         self.calls: list[Call] = []
+        self.seen: list[bytes] = []                # every request body received, API or page
         self.deliveries: list[Delivery] = []
         self.violations: list[str] = []
         self.unavailable = False                   # True: every call answers 500 api_error
@@ -197,6 +231,9 @@ class CashfreeDouble:
             def do_POST(self):
                 double._handle(self)
 
+            def do_PUT(self):
+                double._handle(self)
+
             def log_message(self, *args):
                 pass
 
@@ -212,8 +249,17 @@ class CashfreeDouble:
 
     @property
     def base_url(self) -> str:
+        return f"{self.origin}{self.PREFIX}"
+
+    @property
+    def origin(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}{self.PREFIX}"
+        return f"http://{host}:{port}"
+
+    @property
+    def cashfree_js_url(self) -> str:
+        """Where the stand-in of Cashfree.js is served (CASHFREE_JS_URL in a test)."""
+        return f"{self.origin}/js/v3/cashfree.js"
 
     # -- Cashfree's side of a flow ---------------------------------------------------------------
 
@@ -251,6 +297,59 @@ class CashfreeDouble:
             self.send_webhook(self.payment_webhook(order_id, snapshot))
         return snapshot
 
+    def settle(self, *, fee_bp: int = 190, tax_percent: int = 18, utr: str | None = None) -> dict:
+        """Cashfree pays out: every SUCCESS payment not paid out yet, less `fee_bp` basis points
+        of it and `tax_percent` % GST on that fee (each rounded half up to the paisa), less every
+        SUCCESS refund not deducted yet, in one settlement under `utr`. Its events are what
+        `POST /settlement/recon` answers. Returns the SettlementEntity."""
+        with self.lock:
+            cf_settlement_id = str(next(self._ids))
+            utr = utr or f"N{int(cf_settlement_id) % 10**10:010d}"
+            now = _now()
+            events, gross, fees, tax, refunds = [], 0, 0, 0, 0
+            for payment in self.payments.values():
+                if payment["payment_status"] != "SUCCESS" or payment["cf_payment_id"] in self._settled:
+                    continue
+                self._settled.add(payment["cf_payment_id"])
+                amount = paise(payment["payment_amount"])
+                fee = (amount * fee_bp + 5_000) // 10_000
+                gst = (fee * tax_percent + 50) // 100
+                gross, fees, tax = gross + amount, fees + fee, tax + gst
+                events.append(self._recon_event(cf_settlement_id, utr, now, "PAYMENT", "CREDIT", amount, fee, gst,
+                                                payment["order_id"], payment["cf_payment_id"]))
+            for (order_id, refund_id), refund in self.refunds.items():
+                if refund.get("refund_status") != "SUCCESS" or refund["cf_refund_id"] in self._settled:
+                    continue
+                self._settled.add(refund["cf_refund_id"])
+                amount = paise(refund["refund_amount"])
+                refunds += amount
+                events.append(self._recon_event(cf_settlement_id, utr, now, "REFUND", "DEBIT", amount, 0, 0,
+                                                order_id, refund["cf_payment_id"], refund_id=refund_id))
+            entity = {"cf_settlement_id": cf_settlement_id, "entity": "settlement", "order_amount": rupees(gross),
+                      "service_charge": rupees(fees), "service_tax": rupees(tax),
+                      "settlement_amount": rupees(gross - fees - tax - refunds), "settlement_currency": "INR",
+                      "transfer_id": int(cf_settlement_id) % 10**6, "transfer_time": now, "transfer_utr": utr,
+                      "_events": events}
+            self.settlements[cf_settlement_id] = entity
+            return {k: v for k, v in entity.items() if k != "_events"}
+
+    @staticmethod
+    def _recon_event(cf_settlement_id, utr, when, event_type, sale_type, amount, fee, tax, order_id, cf_payment_id,
+                     *, refund_id: str = "") -> dict:
+        event = {
+            "event_details": {"entity": "recon", "event_id": f"{cf_settlement_id}-{event_type}-{refund_id or cf_payment_id}",
+                              "event_type": event_type, "sale_type": sale_type, "event_status": "SUCCESS",
+                              "event_amount": rupees(amount), "event_service_charge": rupees(fee),
+                              "event_service_tax": rupees(tax), "event_currency": "INR", "event_time": when,
+                              "event_settlement_amount": rupees(amount - fee - tax if sale_type == "CREDIT" else amount)},
+            "order_details": {"order_id": order_id, "order_currency": "INR"},
+            "payment_details": {"cf_payment_id": cf_payment_id, "payment_currency": "INR"},
+            "settlement_details": {"cf_settlement_id": cf_settlement_id, "utr": utr, "settlement_date": when},
+        }
+        if refund_id:
+            event["refund_details"] = {"refund_id": refund_id}
+        return event
+
     def settle_refund(self, order_id: str, refund_id: str, status: str = "SUCCESS", *,
                       notify: bool = True, arn: str | None = None) -> dict:
         """The refund ends `status`; a SUCCESS carries the bank's `arn` (default: one made up;
@@ -284,6 +383,74 @@ class CashfreeDouble:
             data["error_details"] = payment["error_details"]
         return {"data": data, "event_time": _now(), "type": kind}
 
+    # -- disputes: a customer disputes a payment; Cashfree's side of its life --------------------
+
+    def open_dispute(self, order_id: str, *, dispute_type: str = "CHARGEBACK", amount: int | None = None,
+                     respond_by: datetime | None = None, notify: bool = True) -> dict:
+        """A dispute against the order's paid attempt, needing the merchant's answer by
+        `respond_by` (default: 7 days); with `notify`, its DISPUTE_CREATED webhook is delivered."""
+        with self.lock:
+            order = self.orders[order_id]
+            paid = next(p for p in (self.payments[i] for i in order["_payments"]) if p["payment_status"] == "SUCCESS")
+            dispute_id = str(next(self._ids))
+            respond_by = respond_by or datetime.now(_IST) + timedelta(days=7)
+            entity = {
+                "dispute_id": int(dispute_id), "dispute_type": dispute_type, "reason_code": "13.1",
+                "reason_description": "Merchandise / Services Not Received",
+                "dispute_amount": rupees(amount) if amount is not None else order["order_amount"],
+                "dispute_amount_currency": "INR", "created_at": _now(), "updated_at": _now(),
+                "respond_by": respond_by.astimezone(_IST).isoformat(timespec="seconds"),
+                "resolved_at": "9999-09-09T00:00:00", "dispute_status": f"{dispute_type}_CREATED",
+                "cf_dispute_remarks": "Dispute is created, please take action",
+                "preferred_evidence": [{"document_type": "Delivery/Service Proof",
+                                        "document_description": "Proof that the customer received the goods."},
+                                       {"document_type": "Refund Proof",
+                                        "document_description": "Proof that the amount was refunded."}],
+                "dispute_evidence": [],
+                "order_details": {"order_id": order_id, "order_currency": "INR", "order_amount": order["order_amount"],
+                                  "cf_payment_id": paid["cf_payment_id"], "payment_currency": "INR",
+                                  "payment_amount": paid["payment_amount"]},
+                "customer_details": {"customer_name": order["customer_details"].get("customer_name") or "Asha Rao",
+                                     "customer_phone": order["customer_details"].get("customer_phone") or "9876543210",
+                                     "customer_email": order["customer_details"].get("customer_email")
+                                     or "asha@example.in"},
+            }
+            self.disputes[dispute_id] = entity
+            snapshot = json.loads(json.dumps(entity, default=str))
+        if notify:
+            self.send_webhook(self.dispute_webhook(snapshot))
+        return snapshot
+
+    def move_dispute(self, dispute_id: str, stage: str, *, notify: bool = True) -> dict:
+        """The dispute reaches `stage` (DOCS_RECEIVED, UNDER_REVIEW, MERCHANT_WON, MERCHANT_LOST,
+        INSUFFICIENT_EVIDENCE ...), its type kept; with `notify`, its webhook is delivered."""
+        with self.lock:
+            entity = self.disputes[str(dispute_id)]
+            entity["dispute_status"] = f"{entity['dispute_type']}_{stage}"
+            entity["updated_at"] = _now()
+            if stage.startswith("MERCHANT_"):
+                entity["resolved_at"] = _now()
+            snapshot = json.loads(json.dumps(entity, default=str))
+        if notify:
+            self.send_webhook(self.dispute_webhook(snapshot))
+        return snapshot
+
+    def dispute_webhook(self, entity: dict, kind: str | None = None) -> dict:
+        """Cashfree's dispute webhook (its docs' sample: data.dispute, data.order_details,
+        data.customer_details; `dispute_action_on` beside the entity's fields)."""
+        stage = entity["dispute_status"][len(entity["dispute_type"]) + 1:]
+        dispute = {k: v for k, v in entity.items() if k not in ("order_details", "customer_details",
+                                                                "preferred_evidence", "dispute_evidence")}
+        dispute["dispute_action_on"] = "MERCHANT" if stage in ("CREATED", "INSUFFICIENT_EVIDENCE") else "CASHFREE"
+        return {"data": {"dispute": dispute, "order_details": entity["order_details"],
+                         "customer_details": entity["customer_details"]},
+                "event_time": _now(), "type": kind or _DISPUTE_WEBHOOK.get(stage, "DISPUTE_UPDATED")}
+
+    def settlement_webhook(self, cf_settlement_id: str) -> dict:
+        """The description's SettlementWebhook of a payout `settle` made."""
+        entity = {k: v for k, v in self.settlements[str(cf_settlement_id)].items() if k != "_events"}
+        return {"data": {"settlement": entity}, "event_time": _now(), "type": "SETTLEMENT_WEBHOOK"}
+
     def refund_webhook(self, refund: dict) -> dict:
         return {"data": {"refund": refund}, "event_time": _now(), "type": "REFUND_STATUS_WEBHOOK"}
 
@@ -292,8 +459,18 @@ class CashfreeDouble:
         """POST `payload` to `url` (default: webhook_url), signed as Cashfree signs; checked
         against the description's PaymentWebhook / RefundWebhook schema first. `body` sends
         those exact bytes instead (a replay); `timestamp` and `secret` forge or age it."""
-        schema = "RefundWebhook" if "refund" in payload.get("data", {}) else "PaymentWebhook"
-        self._check(f"webhook {payload.get('type')}", description().schema_errors(schema, payload))
+        if "dispute" in payload.get("data", {}):
+            # The description has no dispute webhook schema: its dispute is the DisputesEntity of
+            # the dispute calls (with Cashfree's dispute_action_on beside it), checked as that.
+            data = payload["data"]
+            entity = {**{k: v for k, v in data["dispute"].items() if k != "dispute_action_on"},
+                      "order_details": data["order_details"], "customer_details": data["customer_details"]}
+            self._check(f"webhook {payload.get('type')}", description().schema_errors("DisputesEntity", entity))
+        elif "settlement" in payload.get("data", {}):
+            self._check(f"webhook {payload.get('type')}", description().schema_errors("SettlementWebhook", payload))
+        else:
+            schema = "RefundWebhook" if "refund" in payload.get("data", {}) else "PaymentWebhook"
+            self._check(f"webhook {payload.get('type')}", description().schema_errors(schema, payload))
         body = body if body is not None else json.dumps(payload, separators=(",", ":")).encode()
         timestamp = timestamp or str(int(time.time() * 1000))
         headers = {"Content-Type": "application/json", "x-webhook-timestamp": timestamp,
@@ -327,11 +504,19 @@ class CashfreeDouble:
         length = int(request.headers.get("Content-Length") or 0)
         raw = request.rfile.read(length) if length else b""
         path = unquote(urlsplit(request.path).path)
+        with self.lock:
+            self.seen.append(raw)
+        if path.startswith("/js/v3/"):
+            return self._js_file(request, path.removeprefix("/js/v3/"))
+        if (page := _ISSUER_PAGE.match(path)) is not None:
+            return self._issuer_page(request, page["cf_payment_id"], raw)
         headers = {key.lower(): value for key, value in request.headers.items()}
         try:
             body = json.loads(raw, parse_float=Decimal) if raw else None
         except ValueError:
             body = None
+        if headers.get("content-type", "").startswith("multipart/form-data"):
+            body = _form_fields(headers["content-type"], raw)
         if self.throttled is not None:
             status, answer, template = 429, {"message": "Too many requests", "code": "request_limit_exceeded",
                                              "type": "rate_limit_error"}, None
@@ -354,6 +539,46 @@ class CashfreeDouble:
             request.send_header("x-ratelimit-remaining", "0")
         request.end_headers()
         request.wfile.write(data)
+
+    @staticmethod
+    def _send(request: BaseHTTPRequestHandler, status: int, body: bytes, content_type: str,
+              headers: dict | None = None) -> None:
+        request.send_response(status)
+        request.send_header("Content-Type", content_type)
+        request.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            request.send_header(name, value)
+        request.end_headers()
+        request.wfile.write(body)
+
+    def _js_file(self, request: BaseHTTPRequestHandler, name: str) -> None:
+        if request.command != "GET" or name not in _JS_FILES:
+            return self._send(request, 404, b"not found", "text/plain")
+        return self._send(request, 200, (_CASHFREE_JS / name).read_bytes(), _JS_FILES[name],
+                          {"Cache-Control": "no-store"})
+
+    def _issuer_page(self, request: BaseHTTPRequestHandler, cf_payment_id: str, raw: bytes) -> None:
+        """The issuer's 3-D Secure page of a card payment: GET shows the OTP form; POST settles
+        the payment as the OTP says and sends the customer to the order's return_url."""
+        with self.lock:
+            payment = self.payments.get(cf_payment_id)
+            order = self.orders.get(payment["order_id"]) if payment else None
+        if payment is None or payment["payment_group"] != "credit_card":
+            return self._send(request, 404, b"no such card payment", "text/plain")
+        if request.command == "GET":
+            page = (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Issuer 3-D Secure</title></head>'
+                    f'<body><h1>Your bank: confirm the payment</h1><form method="post">'
+                    f'<label for="otp">One-time password</label> <input id="otp" name="otp" inputmode="numeric">'
+                    f'<button type="submit" data-issuer-submit>Confirm</button></form></body></html>')
+            return self._send(request, 200, page.encode(), "text/html; charset=utf-8")
+        from urllib.parse import parse_qs
+
+        otp = (parse_qs(raw.decode("utf-8", "replace")).get("otp") or [""])[0]
+        if payment["payment_status"] == "PENDING":
+            self.settle_payment(payment["order_id"], "SUCCESS" if otp == ISSUER_OTP else "FAILED",
+                                notify=bool(self.webhook_url))
+        back = (order["order_meta"].get("return_url") or "").replace("{order_id}", order["order_id"])
+        return self._send(request, 303, b"", "text/plain", {"Location": back})
 
     @staticmethod
     def _error(status: int, code: str, message: str, kind: str = "invalid_request_error") -> tuple[int, dict]:
@@ -395,6 +620,29 @@ class CashfreeDouble:
             return status, json.loads(json.dumps(answer, default=str))
 
     # One method per route, named after its template (called with the lock held).
+
+    @staticmethod
+    def _paged(items: list, body: Any) -> dict:
+        pagination = (body or {}).get("pagination") or {}
+        limit = int(pagination.get("limit") or 10)
+        start = int(pagination.get("cursor") or 0)
+        page = {"limit": limit, "data": items[start:start + limit]}
+        if start + limit < len(items):
+            page["cursor"] = str(start + limit)
+        return page
+
+    def _settlements(self, params: dict, body: Any) -> tuple[int, Any]:
+        filters = (body or {}).get("filters") or {}
+        wanted = set(filters.get("cf_settlement_ids") or [])
+        items = [{k: v for k, v in entity.items() if k != "_events"} for entity in self.settlements.values()
+                 if not wanted or entity["cf_settlement_id"] in wanted]
+        return 200, self._paged(items, body)
+
+    def _settlement_recon(self, params: dict, body: Any) -> tuple[int, Any]:
+        wanted = ((body or {}).get("filters") or {}).get("cf_settlement_ids") or []
+        events = [event for cf_settlement_id in wanted
+                  for event in self.settlements.get(str(cf_settlement_id), {}).get("_events", [])]
+        return 200, self._paged(events, body)
 
     def _orders(self, params: dict, body: Any) -> tuple[int, Any]:
         if not isinstance(body, dict) or not body.get("order_id") or "order_amount" not in body:
@@ -503,6 +751,64 @@ class CashfreeDouble:
         if refund is None:
             return self._error(404, "refund_not_found", "refund not found")
         return 200, refund
+
+
+    def _orders_order_id_disputes(self, params: dict, body: Any) -> tuple[int, Any]:
+        if params["order_id"] not in self.orders:
+            return self._error(404, "order_not_found", "order not found")
+        return 200, [self._public(d) for d in self.disputes.values()
+                     if d["order_details"]["order_id"] == params["order_id"]]
+
+    def _dispute(self, params: dict) -> dict | None:
+        return self.disputes.get(params["dispute_id"])
+
+    def _disputes_dispute_id(self, params: dict, body: Any) -> tuple[int, Any]:
+        dispute = self._dispute(params)
+        if dispute is None:
+            return self._error(404, "dispute_not_found", "dispute not found")
+        return 200, self._public(dispute)
+
+    def _disputes_dispute_id_accept(self, params: dict, body: Any) -> tuple[int, Any]:
+        dispute = self._dispute(params)
+        if dispute is None:
+            return self._error(404, "dispute_not_found", "dispute not found")
+        stage = dispute["dispute_status"][len(dispute["dispute_type"]) + 1:]
+        if stage not in ("CREATED", "INSUFFICIENT_EVIDENCE", "MERCHANT_ACCEPTED"):
+            return self._error(400, "dispute_invalid", f"dispute is {dispute['dispute_status']}")
+        dispute.update(dispute_status=f"{dispute['dispute_type']}_MERCHANT_ACCEPTED", updated_at=_now(),
+                       resolved_at=_now())
+        return 200, self._public(dispute)
+
+    def _disputes_dispute_id_documents(self, params: dict, body: Any) -> tuple[int, Any]:
+        dispute = self._dispute(params)
+        if dispute is None:
+            return self._error(404, "dispute_not_found", "dispute not found")
+        if not isinstance(body, dict) or "file" not in body or not body.get("doc_type"):
+            return self._error(400, "document_invalid", "file and doc_type are required")
+        stage = dispute["dispute_status"][len(dispute["dispute_type"]) + 1:]
+        if stage not in ("CREATED", "INSUFFICIENT_EVIDENCE", "DOCS_RECEIVED"):
+            return self._error(400, "dispute_invalid", f"dispute is {dispute['dispute_status']}")
+        filename, content = body["file"]
+        dispute["dispute_evidence"].append({"document_id": next(self._ids) % 10**6, "document_name": filename,
+                                            "document_type": body["doc_type"]})
+        dispute.setdefault("_documents", []).append(content)
+        dispute.update(dispute_status=f"{dispute['dispute_type']}_DOCS_RECEIVED", updated_at=_now())
+        return 200, [self._public(dispute)]
+
+
+def _form_fields(content_type: str, raw: bytes) -> dict:
+    """A multipart/form-data body's fields: text as str, a file as (file name, bytes)."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    message = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw)
+    fields: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        filename = part.get_filename()
+        payload = part.get_payload(decode=True)
+        fields[name] = (filename, payload) if filename is not None else payload.decode()
+    return fields
 
 
 # -- the fixture ---------------------------------------------------------------------------------

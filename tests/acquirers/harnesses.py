@@ -45,6 +45,16 @@ class SandboxHarness:
                               "reference": answer.reference, "amount": payment.amount})
 
 
+    def pay_out(self, payment: Payment) -> None:
+        """The acquirer pays out what it approved (the sandbox: T+1, from our payment rows)."""
+        from django.utils import timezone
+
+        from payments.acquirer.sandbox import settlements
+
+        Payment.objects.filter(pk=payment.pk).update(status=Payment.Status.SUCCESS, completed_at=timezone.now())
+        settlements.payouts_make(timezone.now().astimezone(settlements.IST).date())
+
+
 class CashfreeHarness:
     name = "cashfree"
     card = CardInput(number="4111111111111111", expiry_month=12, expiry_year=2030, cvv="123")
@@ -78,6 +88,9 @@ class CashfreeHarness:
         finally:
             connection.close()
         self.double.settle_payment(payment.sabpaisa_txn_id, "SUCCESS" if approved else "FAILED", notify=False)
+
+    def pay_out(self, payment: Payment) -> None:
+        self.double.settle()
 
     def unreachable(self, payment: Payment):
         from payments.acquirer.cashfree.acquirer import CashfreeAcquirer

@@ -38,7 +38,8 @@ def test_the_migration_made_the_three_groups_with_exactly_their_permissions():
 def test_what_separates_the_roles():
     support, finance, administrators = (permissions_of(role) for role in ROLES)
     assert finance - support == {"refunds.initiate_refund", "payments.export_settlement",
-                                 "payments.add_paymentlink", "payments.cancel_paymentlink"}
+                                 "payments.add_paymentlink", "payments.cancel_paymentlink",
+                                 "refunds.change_reconexception", "refunds.add_bankstatement"}
     assert administrators - support == {"gateway.add_merchant", "gateway.change_merchant"}
     assert not support & {"refunds.initiate_refund", "payments.export_settlement", "gateway.change_merchant"}
     assert not administrators & {"refunds.initiate_refund", "payments.export_settlement"}

@@ -22,6 +22,7 @@ AREA_PAGES = {
     "/api/v2/payments": "docs/hosted-checkout.md",  # creation, the session read, enquiry
     "/api/v2/payments/s2s": "docs/s2s.md",
     "/api/v2/refunds": "docs/refunds.md",
+    "/api/v2/disputes": "docs/disputes.md",
     "/api/v2/settlements": "docs/settlements.md",
     "/api/v2/tokens": "docs/tokens.md",
     "/sandbox/": "docs/sandbox.md",

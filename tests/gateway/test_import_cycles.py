@@ -3,8 +3,8 @@ runs lives below it, and the service that queues a task imports the task (issue 
 
 Read from the source, every import counted (module level and inside functions), the acquirer
 package's too: get_acquirer() loads the configured implementation by name (import_string, no
-import statement), and the sandbox adapter reaches its simulated payer (payments.sandbox_upi,
-above the services) through the hook payments.apps fills in, never by importing it."""
+import statement), and the sandbox's payer's bank (payments.acquirer.sandbox.payer) sends its
+approval task (payments.sandbox_upi, above the services) by the task's name, never importing it."""
 import ast
 from pathlib import Path
 

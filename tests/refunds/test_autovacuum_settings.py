@@ -1,5 +1,5 @@
 """The refunds table is vacuumed after 2% of it changes, not PostgreSQL's default fifth, so the
-refund list's count stays an index-only scan over the newest refunds too (migration 0012,
+refund list's count stays an index-only scan over the newest refunds too (migration 0013,
 docs/performance.md)."""
 import pytest
 from django.db import connection

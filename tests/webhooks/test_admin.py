@@ -144,9 +144,11 @@ def test_the_delivery_page_links_to_an_event_whose_id_looks_like_an_admin_escape
 def test_the_type_filter_offers_every_event_type_the_apps_registered(admin_client):
     # webhooks imports neither payments nor refunds: each registers its types when it is ready.
     from payments.payloads import EVENT_TYPES as PAYMENT_EVENT_TYPES
+    from refunds.disputes.payloads import EVENT_TYPES as DISPUTE_EVENT_TYPES
     from refunds.payloads import EVENT_TYPES as REFUND_EVENT_TYPES
 
     html = admin_client.get(reverse(CHANGELIST)).content.decode()
     offered = set(re.findall(r"[?&]amp;event_type=([a-z.]+)|\?event_type=([a-z.]+)", html))
     offered = {name for pair in offered for name in pair if name}
-    assert offered == {*PAYMENT_EVENT_TYPES.values(), *REFUND_EVENT_TYPES.values(), "webhook.test"}
+    assert offered == {*PAYMENT_EVENT_TYPES.values(), *REFUND_EVENT_TYPES.values(), *DISPUTE_EVENT_TYPES,
+                       "webhook.test"}

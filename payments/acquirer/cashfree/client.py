@@ -398,6 +398,30 @@ class CashfreeClient:
         path = f"/orders/{quote(order_id, safe='')}/refunds/{quote(refund_id, safe='')}"
         return self._call("GET", path, read=self._refund)
 
+    # -- disputes ------------------------------------------------------------------------------
+    # The entities are read by disputes.py (the one reading, shared with the dispute webhooks);
+    # here only their shape is checked.
+
+    def get_order_disputes(self, order_id: str) -> list[dict]:
+        """Every dispute against the order (`GET /orders/{order_id}/disputes`)."""
+        return self._call("GET", f"/orders/{quote(order_id, safe='')}/disputes", read=_dispute_list)
+
+    def get_dispute(self, dispute_id: str) -> dict:
+        return self._call("GET", f"/disputes/{_dispute_id(dispute_id)}", read=_dispute_entity)
+
+    def accept_dispute(self, dispute_id: str) -> dict:
+        """`PUT /disputes/{dispute_id}/accept`: the merchant will not contest it."""
+        return self._call("PUT", f"/disputes/{_dispute_id(dispute_id)}/accept", read=_dispute_entity)
+
+    def upload_dispute_document(self, dispute_id: str, *, doc_type: str, filename: str, content_type: str,
+                                content: bytes, idempotency_key: str, note: str = "") -> dict:
+        """`POST /disputes/{dispute_id}/documents` (multipart: file, doc_type, note): the dispute
+        as Cashfree then states it (it answers a list of one)."""
+        fields = {"doc_type": doc_type, **({"note": note} if note else {})}
+        form = multipart_form(fields, file=("file", filename, content_type, content))
+        return self._call("POST", f"/disputes/{_dispute_id(dispute_id)}/documents", form=form,
+                          idempotency_key=idempotency_key, read=_dispute_after_upload)
+
     # -- settlements ---------------------------------------------------------------------------
 
     def fetch_settlements(self, *, cursor: str = "", limit: int = 100, start: datetime | None = None,
@@ -609,6 +633,7 @@ class CashfreeClient:
 
     @sensitive_variables("body", "payload", "headers")
     def _call_once(self, method: str, path: str, *, body: dict | None = None,
+                   form: tuple[bytes, str] | None = None,
                    idempotency_key: str | None = None, authenticated: bool = True,
                    money_call: bool = False, read: Callable[[Any], Any] | None = None) -> Any:
         if method == "POST" and not idempotency_key:
@@ -625,6 +650,8 @@ class CashfreeClient:
         if body is not None:
             payload = json.dumps(body, separators=(",", ":")).encode()
             headers["Content-Type"] = "application/json"
+        elif form is not None:  # multipart/form-data, built by multipart_form
+            payload, headers["Content-Type"] = form
         started = time.monotonic()
         try:
             with acquirer_call_timed("cashfree") as outcome:
@@ -735,3 +762,59 @@ def payment_entity(item: Any) -> Payment:
 def refund_entity(item: Any) -> Refund:
     """Cashfree's refund entity (a refund call's answer, a refund webhook's `data.refund`)."""
     return CashfreeClient._refund(item)
+
+
+# -- disputes: shapes only (disputes.py reads them) ------------------------------------------------
+
+def _dispute_id(dispute_id: str) -> str:
+    # The description types dispute_id as an integer: anything else never leaves here.
+    text = str(dispute_id)
+    if not (text.isascii() and text.isdigit()) or len(text) > 19:
+        raise ValueError("a Cashfree dispute id is a number")
+    return text
+
+
+def _dispute_entity(answer: Any) -> dict:
+    if not isinstance(answer, dict) or answer.get("dispute_id") in (None, ""):
+        raise CashfreeBadResponse("Cashfree's dispute was not an object with a dispute_id")
+    return answer
+
+
+def _dispute_list(answer: Any) -> list[dict]:
+    if not isinstance(answer, list):
+        raise CashfreeBadResponse("Cashfree's disputes of an order were not a list")
+    return [_dispute_entity(item) for item in answer]
+
+
+def _dispute_after_upload(answer: Any) -> dict:
+    # The description answers the upload with a list of DisputesEntity: the dispute, once.
+    found = _dispute_list(answer) if isinstance(answer, list) else [_dispute_entity(answer)]
+    if not found:
+        raise CashfreeBadResponse("Cashfree answered a document upload with no dispute")
+    return found[0]
+
+
+def multipart_form(fields: dict[str, str], *, file: tuple[str, str, str, bytes]) -> tuple[bytes, str]:
+    """A multipart/form-data body of text `fields` and one `file` (field name, file name, content
+    type, bytes), and its Content-Type header. The boundary is random and checked absent from
+    the content; the file name is reduced to safe characters (no quote or line break)."""
+    name, filename, content_type, content = file
+    safe_name = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in filename)[:100] or "file"
+    while True:
+        boundary = "----gateway" + uuid.uuid4().hex
+        if boundary.encode() not in content and all(boundary not in value for value in fields.values()):
+            break
+    parts = []
+    for key, value in fields.items():
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n'.encode()
+                     + value.encode() + b"\r\n")
+    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{safe_name}"\r\n'
+                 f"Content-Type: {content_type}\r\n\r\n".encode() + content + b"\r\n")
+    parts.append(f"--{boundary}--\r\n".encode())
+    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
+def settlement_entity(item: Any) -> Settlement:
+    """Cashfree's settlement entity (a settlements call's item, a settlement webhook's
+    `data.settlement`). CashfreeBadResponse without a cf_settlement_id or with a bad amount."""
+    return CashfreeClient._settlement(item)

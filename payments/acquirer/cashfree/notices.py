@@ -38,16 +38,20 @@ from typing import Any, Mapping
 
 from payments.acquirer.base import (
     AcquirerUnavailable,
+    DisputeNotice,
     NoticeDelivery,
     NoticeMalformed,
     NoticeNotFresh,
     NoticeRejected,
     PaymentNotice,
     RefundNotice,
+    SettlementNotice,
 )
 
 from . import answers
-from .client import CashfreeClient, payment_entity, refund_entity
+from .client import CashfreeClient, payment_entity, refund_entity, settlement_entity
+from .settlements import settlement_found
+from .disputes import dispute_found
 from .errors import CashfreeError
 from .money import rupees_to_paise
 
@@ -139,10 +143,24 @@ def _final(answer_of, entity):
         return None
 
 
-def notice_parse(payload: dict) -> PaymentNotice | RefundNotice | None:
-    """A verified payment or refund webhook as a PaymentNotice or RefundNotice; None for any
-    other (Cashfree's other event types), or one without what it needs to be matched."""
+def notice_parse(payload: dict) -> PaymentNotice | RefundNotice | DisputeNotice | SettlementNotice | None:
+    """A verified payment, refund or dispute webhook as a PaymentNotice, RefundNotice or
+    DisputeNotice; None for any other (Cashfree's other event types), or one without what it
+    needs to be matched. A dispute webhook's `data.dispute` is read by disputes.py, as the
+    dispute calls' answers are; one it cannot read is NoticeMalformed."""
     data = payload.get("data") if isinstance(payload.get("data"), dict) else {}
+    if isinstance(data.get("dispute"), dict):
+        try:
+            return DisputeNotice(dispute_found(data["dispute"], order=data.get("order_details")))
+        except CashfreeError as exc:
+            raise NoticeMalformed(f"dispute webhook: {exc}") from None
+    if isinstance(data.get("settlement"), dict):
+        # The description's SettlementWebhook: data.settlement is a SettlementEntity, read as
+        # the settlements call's answer is.
+        try:
+            return SettlementNotice(settlement_found(settlement_entity(data["settlement"])))
+        except CashfreeError as exc:
+            raise NoticeMalformed(f"settlement webhook: {exc}") from None
     if isinstance(data.get("refund"), dict):
         refund = refund_entity(data["refund"])
         answer = _final(answers.refund_answer, refund) if refund.status in answers.REFUND_FINAL else None

@@ -18,15 +18,14 @@ Test inputs (documented in docs/sandbox.md):
 
 Like a real acquirer it remembers what it answered to the calls that move money (an OTP, a
 bank's decision, a transfer credited: payments.models.SandboxAcquirerCall), so its status
-query (call_status) can tell the gateway an answer that never reached it.
+query (call_status) can tell the gateway an answer that never reached it. A UPI pay request
+it answers PENDING goes on to its payer's bank (payer.py), which answers later on its own, as a
+real acquirer's payer's bank does: no hook, nothing asked of the gateway's services.
 """
 from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Callable
-
-from django.core.exceptions import ImproperlyConfigured
 
 from gateway.core.ids import random_string
 from gateway.platform.methods import CODES
@@ -36,6 +35,9 @@ from payments.acquirer.base import (
     AcquirerRefused,
     AcquirerUnavailable,
     CardFields,
+    DisputeFound,
+    DisputeNotice,
+    EvidenceFile,
     NoticeDelivery,
     Outcome,
     PaymentNotice,
@@ -46,7 +48,7 @@ from payments.acquirer.base import (
 from payments.cards import CardInput
 from payments.models import Payment, SandboxAcquirerCall
 
-from . import notices, settlements
+from . import disputes, notices, payer, settlements
 
 UPI_SUCCESS_VPA = "success@sandbox"
 UPI_FAILURE_VPA = "failure@sandbox"
@@ -104,36 +106,6 @@ def upi_request_cancelled(*, payment_id: int, attempt: int) -> bool:
     return SandboxAcquirerCall.objects.filter(payment_id=payment_id, step="upi_cancel", attempt=attempt).exists()
 
 
-# --- The sandbox's payer's bank: a hook that payments.sandbox_upi fills in ----------------
-#
-# A pay request the sandbox answered PENDING is approved (or left to time out) by the sandbox's
-# payer's bank, payments.sandbox_upi. It records its approval through the payment services, as a
-# real bank's answer arrives over HTTP, so it stands above them, and this adapter, below them,
-# must not import it, not even inside a function (that was an import circle through the
-# approval task). Instead the adapter declares here the two things it asks of its payer's bank,
-# and payments.apps installs payments.sandbox_upi's when Django starts: the arrow runs one way,
-# payments.sandbox_upi -> payments.acquirer.sandbox.acquirer. Its absence is a clear
-# ImproperlyConfigured, never a request silently left unapproved.
-RequestPending = Callable[..., None]  # (*, payment: Payment, vpa: str): act on a pending request
-ApprovalsDue = Callable[..., int]  # (*, now: datetime | None): finish lost approvals; how many
-_payer_bank: tuple[RequestPending, ApprovalsDue] | None = None
-
-
-def payer_bank_provide(*, request_pending: RequestPending, approvals_due: ApprovalsDue) -> None:
-    """Install the sandbox's payer's bank: `request_pending(payment=, vpa=)` acts on a pay
-    request the sandbox left PENDING; `approvals_due(now=)` finishes the approvals whose task
-    was lost and answers how many. Called by payments when its app is ready."""
-    global _payer_bank
-    _payer_bank = (request_pending, approvals_due)
-
-
-def _payer() -> tuple[RequestPending, ApprovalsDue]:
-    if _payer_bank is None:
-        raise ImproperlyConfigured("the sandbox's payer's bank (payments.sandbox_upi) is installed when "
-                                   "payments is ready (payments.apps), which it is not")
-    return _payer_bank
-
-
 class SandboxAcquirer:
     name = "sandbox"
 
@@ -143,17 +115,6 @@ class SandboxAcquirer:
             known = ", ".join((*UPI_TEST_VPAS, *UPI_TEST_VPA_ALIASES))
             raise ValueError(f"{vpa} is not a sandbox test VPA (use one of {known})")
         return test_vpa
-
-    # The sandbox's payer's bank answers what is left pending (payer_bank_provide says why it
-    # is reached through a hook).
-
-    def upi_pending(self, *, payment: Payment, payer_vpa: str) -> None:
-        request_pending, _ = _payer()
-        request_pending(payment=payment, vpa=payer_vpa)
-
-    def upi_pending_sweep(self, *, now=None) -> int:
-        _, approvals_due = _payer()
-        return approvals_due(now=now)
 
     def upi_register(self, *, payment: Payment) -> AcquirerAnswer:
         failure = S2S_START_FAILURES.get(payment.amount)
@@ -170,8 +131,9 @@ class SandboxAcquirer:
 
     def upi_status(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
         # The sandbox keeps no record of requests: one from a test VPA stands where upi_pay
-        # left it (success@sandbox awaiting approval, failure@sandbox declined); any other VPA
-        # was never a request it took.
+        # left it (success@sandbox awaiting approval, failure@sandbox declined), and its payer's
+        # bank is told of it again (an approval sent twice approves once); any other VPA was
+        # never a request it took.
         if payer_vpa.strip().lower() not in UPI_TEST_VPAS:
             raise AcquirerRefused(f"no UPI pay request from that payer for {payment.sabpaisa_txn_id}")
         return self.upi_pay(payment=payment, payer_vpa=payer_vpa)
@@ -181,9 +143,15 @@ class SandboxAcquirer:
         if vpa == UPI_FAILURE_VPA:
             return AcquirerAnswer(Outcome.DECLINED, message="declined by the payer's bank (sandbox)",
                                   raw={"vpa": vpa, "result": "declined"})
-        if vpa in (UPI_SUCCESS_VPA, UPI_TIMEOUT_VPA):
-            return AcquirerAnswer(Outcome.PENDING, raw={"vpa": vpa, "result": "awaiting approval"})
-        raise ValueError(f"{payer_vpa} is not a sandbox test VPA")
+        if vpa == UPI_SUCCESS_VPA:
+            # Its payer's bank approves it later, on its own (payer.py): the gateway hears of it
+            # as of any acquirer's answer that comes later.
+            payer.approval_send(payment=payment, vpa=vpa)
+        elif vpa == UPI_TIMEOUT_VPA:
+            payer.timeout_set(payment=payment)
+        else:
+            raise ValueError(f"{payer_vpa} is not a sandbox test VPA")
+        return AcquirerAnswer(Outcome.PENDING, raw={"vpa": vpa, "result": "awaiting approval"})
 
     def upi_cancel(self, *, payment: Payment, payer_vpa: str) -> AcquirerAnswer:
         # A pay request waits for the payer's approval until the approval task runs; once
@@ -274,6 +242,20 @@ class SandboxAcquirer:
     def refund_ref(self, refund_id: str) -> str:
         return refund_id
 
+    # -- its disputes (disputes.py: the test amounts and staff's test disputes) -----------------
+
+    def disputes_of(self, *, payment: Payment) -> list[DisputeFound]:
+        return disputes.disputes_of(payment)
+
+    def dispute_get(self, *, processor_id: str) -> DisputeFound:
+        return disputes.dispute_get(processor_id)
+
+    def dispute_accept(self, *, processor_id: str) -> DisputeFound:
+        return disputes.dispute_accept(processor_id)
+
+    def dispute_evidence_submit(self, *, processor_id: str, evidence: EvidenceFile) -> DisputeFound:
+        return disputes.dispute_evidence_submit(processor_id, evidence)
+
     # -- its payouts (settlements.py): T+1, fees and GST, from its own records ----------------
 
     def settlements_list(self, *, start, end, cursor: str = "") -> SettlementPage:
@@ -287,7 +269,7 @@ class SandboxAcquirer:
     def notice_verify(self, *, headers, raw_body: bytes) -> NoticeDelivery:
         return notices.notice_verify(headers=headers, raw_body=raw_body)
 
-    def notice_parse(self, payload: dict) -> PaymentNotice | RefundNotice | None:
+    def notice_parse(self, payload: dict) -> PaymentNotice | RefundNotice | DisputeNotice | None:
         return notices.notice_parse(payload)
 
     def notice_confirm(self, *, payment: Payment, notice: PaymentNotice) -> AcquirerAnswer | None:
@@ -310,7 +292,7 @@ class SandboxAcquirer:
     wallets = WALLETS
     test_otp = TEST_OTP
     requires_customer_phone = False  # it invents nothing and needs nothing of the customer
-    # Its payer's bank finishes what it answered PENDING (upi_pending_sweep): no need to ask.
+    # Its payer's bank finishes what it answered PENDING (payer.py): no need to ask.
     status_query_while_pending = False
     upi_test_vpas = UPI_TEST_VPAS
     gateway_upi_link_payable = True  # its payer's bank pays the gateway's own link (payments/sandbox_upi)

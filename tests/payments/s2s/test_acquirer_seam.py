@@ -11,7 +11,8 @@ from django.utils import timezone
 from payments.acquirer.base import AcquirerAnswer, Outcome, RealAcquirer
 from payments.acquirer.sandbox.acquirer import SandboxAcquirer
 from payments.models import Payment, PaymentEvent
-from payments.services.upi import upi_acquirer_pending_sweep, upi_link, upi_pay_link
+from payments.sandbox_upi.approvals import upi_sandbox_approvals_due
+from payments.services.upi import upi_link, upi_pay_link
 from tests.payments.hosted.doubles import use_acquirer
 from tests.support.factories import signed_body
 
@@ -42,8 +43,9 @@ def test_a_real_acquirer_takes_any_vpa_and_leaves_the_answer_to_its_callback(mon
     assert (paid.status, paid.payer_vpa) == ("PROCESSING", "alice.42@okbank")
     assert paid.expires_at == deadline  # no sandbox approval window, no timeout@sandbox deadline
     assert PaymentEvent.objects.filter(payment=paid, detail__step="upi_pay", detail__outcome="pending").exists()
-    # The sandbox's sweep would approve a request "awaiting approval" this old; a real one's does nothing.
-    assert upi_acquirer_pending_sweep(now=timezone.now() + timedelta(minutes=5)) == 0
+    # The sandbox's payer's bank approves only what it was sent (success@sandbox), even in the
+    # payments sweep; a real acquirer's PENDING request is left to its notice or status query.
+    assert upi_sandbox_approvals_due(now=timezone.now() + timedelta(minutes=5)) == 0
     paid.refresh_from_db()
     assert paid.status == "PROCESSING"
 

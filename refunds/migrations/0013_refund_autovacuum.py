@@ -29,7 +29,7 @@ def backwards(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("refunds", "0011_settlement_fetch"),
+        ("refunds", "0012_disputes"),
     ]
 
     operations = [migrations.RunPython(forwards, backwards, elidable=False)]

@@ -1,0 +1,115 @@
+"""The disputes sweep, the beat's safety net for lost dispute webhooks and missed deadlines
+(refunds.dispute_tasks runs it; docs/disputes.md):
+
+1. Read again every dispute not yet decided whose processor's word is older than
+   REFRESH_AFTER: a lost dispute.updated webhook is caught within that time.
+2. Ask the acquirer about the disputes of the next batch of payments that succeeded within
+   LOOKBACK (the window card networks give a customer to dispute), in turn by pk, so that the
+   whole window is asked about every few runs: a lost DISPUTE_CREATED is caught too.
+3. Raise the deadline alert of every dispute within 48 h of respond_by with no answer
+   (refunds.disputes.transitions.dispute_alert_raise), and set the gauges the alert rule reads.
+
+Each step calls the acquirer with nothing held, one dispute or payment at a time, and one that
+fails (the processor unreachable) is left for the next run: nothing here raises for it.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+from gateway.core import metrics
+from gateway.core.transactions import ensure_no_transaction
+from payments.acquirer import get_acquirer
+from payments.acquirer.base import Acquirer, AcquirerError
+from refunds.disputes import selectors
+from refunds.disputes.services import dispute_take
+from refunds.disputes.state import InvalidDisputeTransition
+from refunds.disputes.transitions import dispute_alert_raise, dispute_record
+from refunds.models import Dispute, DisputeSweepMark
+
+logger = logging.getLogger("refunds.disputes")
+
+REFRESH_AFTER = timedelta(hours=6)
+LOOKBACK = timedelta(days=120)
+PAYMENTS_PER_RUN = 200
+DISPUTES_PER_RUN = 200
+MARK = "payments"
+
+
+@dataclass
+class SweepResult:
+    refreshed: int = 0
+    payments_asked: int = 0
+    found: int = 0
+    alerts: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _refresh(acquirer: Acquirer, dispute_pk: int, result: SweepResult) -> None:
+    dispute = Dispute.objects.get(pk=dispute_pk)
+    if dispute.acquirer != acquirer.name:
+        # Another acquirer's (the gateway moved): no one here can read it. Marked read so that
+        # it does not hold the queue; staff follow it in that processor's dashboard.
+        Dispute.objects.filter(pk=dispute_pk).update(synced_at=timezone.now())
+        return
+    try:
+        found = acquirer.dispute_get(processor_id=dispute.processor_dispute_id)
+        dispute_record(payment_pk=dispute.payment_id, acquirer=acquirer.name, found=found, source="sweep")
+        # Read now, whether or not anything changed (dispute_record writes only a change).
+        Dispute.objects.filter(pk=dispute_pk).update(synced_at=timezone.now())
+        result.refreshed += 1
+    except (AcquirerError, InvalidDisputeTransition) as exc:
+        result.errors.append(f"{dispute.dispute_id}: {exc}")
+        logger.warning("disputes sweep: dispute %s not read: %s", dispute.dispute_id, exc)
+
+
+def _ask(acquirer: Acquirer, now: datetime, result: SweepResult) -> None:
+    mark, _ = DisputeSweepMark.objects.get_or_create(name=MARK)
+    payments = selectors.payments_to_ask_about_disputes(after_pk=mark.last_payment_pk,
+                                                        completed_since=now - LOOKBACK, limit=PAYMENTS_PER_RUN)
+    last = 0 if len(payments) < PAYMENTS_PER_RUN else payments[-1].pk  # the window's end: start over
+    for payment in payments:
+        try:
+            found_all = acquirer.disputes_of(payment=payment)
+        except AcquirerError as exc:
+            # Unasked: the mark stops before it, so the next run asks it first.
+            result.errors.append(f"{payment.sabpaisa_txn_id}: {exc}")
+            last = payments[payments.index(payment) - 1].pk if payments.index(payment) else mark.last_payment_pk
+            break
+        result.payments_asked += 1
+        for found in found_all:
+            try:
+                recorded = dispute_take(acquirer=acquirer, found=found, source="sweep")
+            except InvalidDisputeTransition as exc:
+                result.errors.append(f"{found.processor_id}: {exc}")
+                continue
+            if recorded is not None and recorded.changed:
+                result.found += 1
+    DisputeSweepMark.objects.filter(pk=mark.pk).update(last_payment_pk=last)
+
+
+def deadline_alerts_raise(*, now: datetime | None = None) -> int:
+    """Fire the alert of every dispute now within 48 h of respond_by with no answer; set the
+    gauges (gateway_disputes_due_soon, gateway_disputes_open_amount_paise). Returns how many fired."""
+    now = now or timezone.now()
+    fired = sum(dispute_alert_raise(dispute_pk=pk, now=now) for pk in selectors.disputes_due_for_alert(now=now))
+    at_risk = selectors.disputes_at_risk(now=now)
+    metrics.disputes_due_soon.set(at_risk["due_soon"])
+    metrics.disputes_open_amount.set(at_risk["amount"])
+    return fired
+
+
+def disputes_sweep(*, now: datetime | None = None, acquirer: Acquirer | None = None) -> SweepResult:
+    """One run of the sweep (the module's docstring). Call it outside any transaction."""
+    ensure_no_transaction()
+    now = now or timezone.now()
+    acquirer = acquirer or get_acquirer()
+    result = SweepResult()
+    for pk in selectors.disputes_stale(synced_before=now - REFRESH_AFTER, limit=DISPUTES_PER_RUN):
+        _refresh(acquirer, pk, result)
+    _ask(acquirer, now, result)
+    result.alerts = deadline_alerts_raise(now=now)
+    return result
