@@ -1,6 +1,6 @@
 """Which acquirers are in rotation for a method: a rolling technical error rate per acquirer and
 method, from the real calls routing makes (payments.services.routing), shared by every process in
-Redis. A circuit breaker, as docs/decisions.md D19 describes:
+Redis. A circuit breaker, as docs/decisions.md D21 describes:
 
 - Every routed call counts once in a BUCKET_SECONDS bucket: `ok` (an answer, a decline or a
   refusal included: the processor answered) or `failed` (a technical failure: the ones routing
