@@ -37,6 +37,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from payments.acquirer.base import (
     Acquirer,
     AcquirerUnavailable,
@@ -125,6 +127,9 @@ def _refund(acquirer: Acquirer, record: AcquirerNotice, notice: RefundNotice) ->
         logger.warning("%s notice %s: no refund %r of order %r", acquirer.name, record.pk, notice.refund_ref,
                        notice.order_ref)
         notice_settle(record, N.IGNORED, "no refund of this gateway has that refund id")
+        return
+    if acquirer.name != (payment.acquirer or settings.GATEWAY_ACQUIRER):
+        notice_settle(record, N.IGNORED, "the payment was taken by another acquirer: its refunds go there", payment)
         return
     if notice.answer is None:
         notice_settle(record, N.IGNORED, "refund not final yet", payment)

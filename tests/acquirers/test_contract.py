@@ -33,6 +33,7 @@ from refunds.settlements.arithmetic import gst_on
 from refunds.settlements.fetching import settlements_fetch
 from refunds.settlements.reconcile import reconcile
 from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - a fixture of CashfreeHarness
+from tests.acquirer_razorpay.double import razorpay_double  # noqa: F401 - a fixture of RazorpayHarness
 from tests.acquirers.harnesses import HARNESSES
 from tests.support.factories import make_merchant, make_payment
 
