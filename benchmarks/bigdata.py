@@ -237,11 +237,16 @@ def fill(size: Size, *, merchant_code: str | None = None, seed: float = 0.42, va
                    CASE WHEN rstatus = 'SUCCESS' THEN rdone END, CASE WHEN rstatus = 'FAILED' THEN rdone END,
                    NULL, merchant_id, id, rstatus = 'INITIATED', NULL
             FROM (
-                SELECT *, least(rcreated + interval '20 hours', %(end)s) AS rdone
+                SELECT *, CASE WHEN rcreated + interval '20 hours' <= %(end)s THEN rcreated + interval '20 hours'
+                               ELSE rcreated + (%(end)s - rcreated) * 0.5 END AS rdone
                 FROM (
+                    -- A refund 1 to 29 days after the payment; one that would fall after the end
+                    -- falls between the payment and the end instead (never all on one instant: a
+                    -- list's page order would read them all as one tie).
                     SELECT id, n, merchant_id, payment_mode, {REFUND_STATUS} AS rstatus, {REFUND_AMOUNT} AS ramount,
-                           least(completed_at + (1 + mod(n, 29)) * interval '1 day' + (mod(n, 3600)) * interval '1 second',
-                                 %(end)s) AS rcreated
+                           CASE WHEN completed_at + (1 + mod(n, 29)) * interval '1 day' <= %(end)s - interval '1 hour'
+                                THEN completed_at + (1 + mod(n, 29)) * interval '1 day' + mod(n, 3600) * interval '1 second'
+                                ELSE completed_at + (%(end)s - completed_at) * (mod(n, 997) / 997.0) END AS rcreated
                     FROM (SELECT *, substring(merchant_txn_id from 5)::bigint AS n FROM payments_payment
                           WHERE id >= %(first)s AND status = 'SUCCESS') AS paid
                     WHERE {HAS_REFUND}

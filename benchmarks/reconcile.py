@@ -59,7 +59,7 @@ def inner(args) -> None:
     found = dict(ReconException.objects.values_list("kind").annotate(n=Count("id")))
     report = {"payments": month.payments, "settlement_lines": lines, "settlements": month.settlements,
               "bank_credits": month.settlements, "refunds": month.refunds, "chargebacks": month.chargebacks,
-              "generate_seconds": round(generated, 1),
+              "generate_seconds": round(generated, 1), "generate_phases": month.seconds,
               "reconcile_seconds": round(runs[0][0], 2), "reconcile_again_seconds": round(runs[1][0], 2),
               "bank_matched": runs[0][1].bank_matched, "found": found, "injected": FAULTS,
               "all_found_none_else": found == FAULTS and runs[1][1].total == 0}

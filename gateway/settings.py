@@ -290,6 +290,8 @@ CELERY_BEAT_SCHEDULE = {
     "settlements-fetch": {"task": "refunds.settlement_tasks.settlements_fetch_task", "schedule": 3600.0},
     # The three-way reconciliation of the last month, hourly after the fetch; idempotent.
     "settlements-reconcile": {"task": "refunds.settlement_tasks.reconcile_task", "schedule": 3600.0},
+    # Staging: the sandbox pays out each Indian day's payments the next morning (docs/sandbox.md).
+    "sandbox-payouts": {"task": "payments.tasks.sandbox_payouts_task", "schedule": 3600.0},
     # Late approvals' reversals whose message was lost or whose acquirer call erred.
     # Disputes (docs/disputes.md): stale ones read again and recent payments asked about every
     # 15 minutes (within the processor's rate limit); the 48 h deadline alert checked every
@@ -450,7 +452,7 @@ WEBHOOK_REQUEST_ADDRESSES_MAY_BE_PRIVATE = False
 # The acquirer used for payments (payments.acquirer.get_acquirer): a name of the table of
 # implementations (payments.acquirer.IMPLEMENTATIONS, the only list of them). Staging defaults to
 # the simulator, which moves no money and is refused in production; Cashfree carries real
-# payments (docs/going-live.md).
+# payments, and so does Razorpay (docs/going-live.md).
 GATEWAY_ACQUIRER = env.str("GATEWAY_ACQUIRER", default="" if IS_PRODUCTION else _acquirers.staging_default())
 # Who collects card numbers on the hosted checkout (issue 28, docs/security.md): `processor`, the
 # processor's own fields inside our page, so the number goes from the browser to it and never
@@ -482,9 +484,23 @@ CASHFREE_BASE_URL = env.str("CASHFREE_BASE_URL", default=(
 CASHFREE_JS_URL = env.str("CASHFREE_JS_URL", default="https://sdk.cashfree.com/js/v3/cashfree.js")
 # Every call to Cashfree ends within this (payments.acquirer.base.CALL_TIME_LIMIT is 60 s).
 CASHFREE_TIMEOUT_SECONDS = env.float("CASHFREE_TIMEOUT_SECONDS", default=10)
+# Razorpay: the account's API key (id and secret: HTTP Basic on every call; the secret is never
+# logged), the secret set beside the webhook address in Razorpay's dashboard (X-Razorpay-Signature),
+# and its address, the same for test and live keys (a test points it at a double).
+RAZORPAY_KEY_ID = env.str("RAZORPAY_KEY_ID", default="")
+RAZORPAY_KEY_SECRET = env.str("RAZORPAY_KEY_SECRET", default="")
+RAZORPAY_WEBHOOK_SECRET = env.str("RAZORPAY_WEBHOOK_SECRET", default="")
+RAZORPAY_BASE_URL = env.str("RAZORPAY_BASE_URL", default="https://api.razorpay.com/v1").rstrip("/")
+# Every call to Razorpay ends within this (payments.acquirer.base.CALL_TIME_LIMIT is 60 s).
+RAZORPAY_TIMEOUT_SECONDS = env.float("RAZORPAY_TIMEOUT_SECONDS", default=10)
 # The configured acquirer's own check of its settings (its package's checks.py): a start-up that
 # accepts a setting it cannot honour is refused here, before a worker takes a request.
-_acquirer_problems = _acquirers.settings_problems(GATEWAY_ACQUIRER, sys.modules[__name__])
+# Every acquirer a merchant's route may name (issue 33: routing and failover), the configured one
+# first: each is checked as the configured one is, and its notices are taken at its inbound door.
+GATEWAY_ACQUIRERS = list(dict.fromkeys(
+    [GATEWAY_ACQUIRER, *(name for name in env.list("GATEWAY_ACQUIRERS", default=[]) if name)]))
+_acquirer_problems = [problem for name in GATEWAY_ACQUIRERS
+                      for problem in _acquirers.settings_problems(name, sys.modules[__name__])]
 if _acquirer_problems:
     raise ImproperlyConfigured(_acquirer_problems[0])
 

@@ -31,8 +31,9 @@ from gateway.console.story import payment_story
 from gateway.core.errors import GatewayError
 from gateway.platform.models import Merchant
 from gateway.core.money import rupees_to_paise
+from payments.acquirer import acquirer_named, enabled
 from payments.lookups import mobile_digits
-from payments.models import Payment, PaymentLink
+from payments.models import AcquirerRoute, Payment, PaymentLink
 from payments.services.links import (
     LinkRequest,
     link_request_check,
@@ -490,3 +491,42 @@ class PaymentLinkAdmin(admin.ModelAdmin):
 class _LinkRefused(Exception):
     def __init__(self, error: GatewayError):
         self.error = error
+
+
+class AcquirerRouteForm(forms.ModelForm):
+    """One method's ordered acquirers (payments.services.routing): names this deployment enables
+    (GATEWAY_ACQUIRERS), each carrying the method, none twice."""
+
+    class Meta:
+        model = AcquirerRoute
+        fields = ("merchant", "method", "acquirers")
+
+    def clean_acquirers(self):
+        names = [name.strip() for name in self.cleaned_data["acquirers"].split(",") if name.strip()]
+        if not names:
+            raise forms.ValidationError("Name at least one acquirer.")
+        unknown = [name for name in names if name not in enabled()]
+        if unknown:
+            raise forms.ValidationError(f"Not enabled here: {', '.join(unknown)} (GATEWAY_ACQUIRERS: "
+                                        f"{', '.join(enabled())}).")
+        if len(set(names)) != len(names):
+            raise forms.ValidationError("An acquirer is named twice.")
+        method = self.cleaned_data.get("method")
+        if method and method != AcquirerRoute.ANY:
+            lacking = [name for name in names if method not in acquirer_named(name).methods]
+            if lacking:
+                raise forms.ValidationError(f"{', '.join(lacking)} does not carry {method}.")
+        return ",".join(names)
+
+
+@admin.register(AcquirerRoute)
+class AcquirerRouteAdmin(admin.ModelAdmin):
+    """Routing (issue 33, docs/going-live.md): per merchant and method, the acquirers tried in
+    order; the ANY row is the merchant's default. A payment fails over to the second only on a
+    technical failure before any customer step, never on a decline, once."""
+
+    form = AcquirerRouteForm
+    list_display = ("merchant", "method", "acquirers", "updated_at")
+    list_filter = ("method",)
+    search_fields = ("merchant__code", "merchant__name")
+    autocomplete_fields = ("merchant",)

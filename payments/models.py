@@ -100,6 +100,12 @@ class Payment(models.Model):
     # stale one, from asking the acquirer again (payments.services.hosted).
     acquirer_call_started_at = models.DateTimeField(null=True, blank=True)
     bank_code = models.CharField(max_length=20, blank=True, help_text="net banking bank or wallet code")
+    # The acquirer that took the payment (a name of payments.acquirer.IMPLEMENTATIONS), chosen by
+    # the merchant's route when the first method opened an order there (payments.services.routing)
+    # and changed only by that call's one failover. Every later call for the payment (status query,
+    # refund, reversal, notices) goes to it. Empty: not routed yet; the configured acquirer.
+    acquirer = models.CharField(max_length=20, blank=True, default="", db_default="",
+                                help_text="the acquirer that took the payment")
     # Hosted checkout retries (CONTRACT.md): each method the customer starts is the next attempt
     # (PENDING -> PROCESSING); a failed one returns the payment to PENDING with its reason shown
     # on the page, and the MAX_FAILED_ATTEMPTS-th failure ends it. `attempt` ties a late answer
@@ -507,3 +513,31 @@ class SandboxSettlementEvent(models.Model):
         # An event id is the sandbox's own, one per payment or refund (a fault may add others).
         constraints = [models.UniqueConstraint(fields=["event_id"], name="sandbox_settlement_event_unique")]
         indexes = [models.Index(fields=["merchant", "settlement", "created_at"], name="sandbox_event_pending")]
+
+
+class AcquirerRoute(models.Model):
+    """A merchant's ordered choice of acquirers for one method (issue 33), set by staff in the
+    console: the first takes the method's payments; the next takes one only when the first fails
+    technically at order creation, before any customer step (payments.services.routing). The row
+    of method ANY is the merchant's default for methods without a row of their own; without
+    either, the configured acquirer (GATEWAY_ACQUIRER) takes everything."""
+
+    ANY = "ANY"
+    METHODS = ("ANY", "UPI", "CARD", "NB", "WALLET", "NEFT", "RTGS", "CHALLAN")
+
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="acquirer_routes")
+    method = models.CharField(max_length=10, choices=[(m, m) for m in METHODS])
+    # Comma-separated names of payments.acquirer.IMPLEMENTATIONS, in the order tried.
+    acquirers = models.CharField(max_length=100, help_text="acquirers in the order tried, comma-separated "
+                                                           "(for example: razorpay,cashfree)")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["merchant", "method"], name="acquirer_route_unique_method")]
+
+    def __str__(self) -> str:
+        return f"{self.method}: {self.acquirers}"
+
+    @property
+    def names(self) -> list[str]:
+        return [name.strip() for name in self.acquirers.split(",") if name.strip()]

@@ -10,6 +10,7 @@ from celery import shared_task
 
 from gateway.core.metrics import sweep_timed
 
+from payments.acquirer.sandbox.settlements import payouts_due
 from payments.reversal_tasks import reversal_submit_task
 from payments.sandbox_upi.approvals import upi_sandbox_approvals_due
 from payments.sandbox_upi.tasks import upi_sandbox_approve_task
@@ -23,7 +24,7 @@ from payments.services.reversal_sending import reversals_pending_process
 from payments.services.upi import upi_answers_follow, upi_unanswered_reconcile
 
 __all__ = ["acquirer_notices_purge_task", "idempotency_records_cleanup", "payments_expire_sweep", "reversal_submit_task", "reversals_pending_sweep",
-           "sandbox_calls_purge_task", "upi_sandbox_approve_task"]
+           "sandbox_calls_purge_task", "sandbox_payouts_task", "upi_sandbox_approve_task"]
 
 
 @shared_task(name="payments.tasks.payments_expire_sweep", ignore_result=True)
@@ -67,3 +68,10 @@ def sandbox_calls_purge_task() -> int:
 def acquirer_notices_purge_task() -> int:
     """Delete the processor's webhooks as received past their retention (payments.services.retention)."""
     return acquirer_notices_delete_old()
+
+
+@shared_task(name="payments.tasks.sandbox_payouts_task", ignore_result=True)
+def sandbox_payouts_task() -> int:
+    """Staging: the sandbox pays out its payments T+1 (payments.acquirer.sandbox.settlements);
+    nothing unless the sandbox is the configured acquirer."""
+    return payouts_due()

@@ -220,11 +220,14 @@ def _newest_first(queryset: QuerySet) -> QuerySet:
 
 def settlements_page_for_merchant(*, merchant: Merchant, from_day: date | None = None, to_day: date | None = None,
                                   page: int = 0, size: int = 20) -> SettlementPage:
-    """One page of the merchant's settlements, newest first, each with `line_count` (its lines,
-    counted in the same query)."""
+    """One page of the merchant's settlements, newest first. Their lines are not counted here: a
+    busy merchant's page of settlements has hundreds of thousands (the benchmark,
+    benchmarks/console_settlements.py, measured the count as most of the list's time)."""
     queryset = _paid_between(Settlement.objects.filter(merchant=merchant), from_day, to_day)
     offset = page * size
-    settlements = list(_newest_first(queryset.annotate(line_count=Count("lines")))[offset:offset + size])
+    settlements = list(_newest_first(queryset)[offset:offset + size])
+    for settlement in settlements:
+        settlement.merchant = merchant  # the record names it: no query per settlement
     # As the refund list: the count only when the page does not show where the list ends.
     if settlements and len(settlements) < size or (not settlements and offset == 0):
         total = offset + len(settlements)

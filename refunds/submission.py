@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_for
 from payments.acquirer.base import AcquirerError, Outcome
 from refunds.locks import lock_refund, lock_refund_if_free
 from refunds.models import Refund, RefundEvent
@@ -136,7 +136,7 @@ def refund_submit(*, refund_pk: int, now: datetime | None = None) -> Refund | No
     attempt = refund.bank_attempts
     started = time.monotonic()
     try:
-        answer = get_acquirer().refund(payment=refund.payment, amount=refund.amount, refund_id=refund.refund_id)
+        answer = acquirer_for(refund.payment).refund(payment=refund.payment, amount=refund.amount, refund_id=refund.refund_id)
     except AcquirerError as exc:
         _warn_if_slower_than_claim(refund, started)
         logger.warning("refund %s: acquirer error %s", refund.refund_id, type(exc).__name__)

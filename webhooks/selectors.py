@@ -2,8 +2,7 @@
 webhooks' models itself. Staff see every merchant: these are not scoped to one."""
 from __future__ import annotations
 
-from django.db.models import Count, IntegerField, Min, OuterRef, Prefetch, Q, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Min, OuterRef, Prefetch, Q, Subquery
 
 from gateway.platform.models import Merchant
 from webhooks.models import TEST_EVENT_TYPE, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
@@ -39,11 +38,6 @@ def events_with_deliveries(*, merchant_id: int, subject_ids: list[str]) -> list[
                 .order_by("created_at").prefetch_related(deliveries))
 
 
-def _count_of(queryset) -> Subquery:
-    return Coalesce(Subquery(queryset.order_by().values("merchant").annotate(n=Count("id")).values("n"),
-                             output_field=IntegerField()), 0)
-
-
 def webhook_health_rows(*, dead_since) -> list[tuple]:
     """Per merchant with a webhook address or anything in flight, test events left out:
     (merchant, deliveries waiting for their first attempt, deliveries between retries,
@@ -57,19 +51,21 @@ def webhook_health_rows(*, dead_since) -> list[tuple]:
                                         retrying=Count("id", filter=Q(status=D.FAILED)),
                                         oldest=Min("created_at")))
     due_by_merchant = {row["merchant"]: row for row in due}
+    # Counted once for all merchants through the dead deliveries' partial index
+    # (webhook_delivery_dead), not per merchant: a count per merchant read each merchant's
+    # week of deliveries to find its few dead ones (1.1 s at 3 million deliveries, issue 30).
+    dead = dict(real.filter(status=D.DEAD, created_at__gte=dead_since).order_by()
+                .values("merchant").annotate(n=Count("id")).values_list("merchant", "n"))
     mine = real.filter(merchant=OuterRef("pk"))
     merchants = (
         Merchant.objects.filter(Q(pk__in=list(due_by_merchant)) | ~Q(webhook_url=""))
-        .annotate(
-            dead=_count_of(mine.filter(status=D.DEAD, created_at__gte=dead_since)),
-            last_success=Subquery(mine.filter(status=D.DELIVERED).order_by("-created_at")
-                                  .values("delivered_at")[:1]),
-        )
+        .annotate(last_success=Subquery(mine.filter(status=D.DELIVERED).order_by("-created_at")
+                                        .values("delivered_at")[:1]))
         .order_by("code")
     )
     rows = []
     for merchant in merchants:
         row = due_by_merchant.get(merchant.pk, {})
-        rows.append((merchant, row.get("pending", 0), row.get("retrying", 0), merchant.dead, row.get("oldest"),
-                     merchant.last_success))
+        rows.append((merchant, row.get("pending", 0), row.get("retrying", 0), dead.get(merchant.pk, 0),
+                     row.get("oldest"), merchant.last_success))
     return rows

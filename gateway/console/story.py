@@ -117,6 +117,9 @@ def _payment_entries(payment) -> list[Entry]:
         elif event.kind == event.Kind.ACQUIRER:
             step = event.detail.get("step")
             title = f"Acquirer answered{' ' + step if step else ''}: {event.detail.get('outcome', 'see details')}"
+            route = event.detail.get("route")
+            if isinstance(route, dict):  # the step that routed the payment (payments.services.routing)
+                title += f" · routed to {event.detail.get('acquirer', '?')} ({route.get('why', '')})"
             entries.append(Entry(event.created_at, event.kind, title, _details(event.detail, skip=("outcome", "step")),
                                  sequence=event.pk))
             continue

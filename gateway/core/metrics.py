@@ -12,8 +12,11 @@ Counts that belong to a state change are made on commit (`on_commit_inc`): a tra
 rolls back counted nothing. Labels are always from small fixed sets (a route's name, never the
 raw path; a status; an outcome), so no label can grow without bound.
 
-`processor_ratelimit_headroom` is set by the outbound limiter towards the processor: the share
-of its request budget still free in the current window, 1 meaning untouched and 0 exhausted.
+`processor_ratelimit_headroom` is the share of the processor's request budget still free, 1
+meaning untouched and 0 exhausted, from two sources (label `source`): "limiter", our outbound
+limiter's slots left in its current window (payments.acquirer.limits, set before each call), and
+"processor", what the processor last announced (its x-ratelimit-remaining over
+x-ratelimit-limit, set after each answer that carries them).
 """
 from __future__ import annotations
 
@@ -86,8 +89,9 @@ database_errors = Counter(
 
 processor_ratelimit_headroom = Gauge(
     "gateway_processor_ratelimit_headroom_ratio",
-    "Share of the processor's request budget still free in the current window (1 untouched, 0 exhausted).",
-    ["acquirer"], multiprocess_mode="mostrecent")
+    "Share of the processor's request budget still free (1 untouched, 0 exhausted): by our limiter's "
+    "current window (source limiter) or as the processor last announced it (source processor).",
+    ["acquirer", "source"], multiprocess_mode="mostrecent")
 
 
 def on_commit_inc(counter) -> None:

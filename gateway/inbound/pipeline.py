@@ -22,6 +22,9 @@ Guarantees, in the order they are met:
 - A dispute notice (DisputeNotice) opens or moves the dispute through
   refunds.disputes.notices.dispute_notice_apply; delivered late, the dispute is read from the
   processor instead of taking the notice's word.
+- A settlement notice (SettlementNotice) stores the settlement it names and reads its events
+  from the acquirer (refunds.settlements.fetching.settlement_notice_apply), idempotently on the
+  acquirer's ids; delivered late, it is left to the hourly fetch.
 - Answered: NoticeNotApplied when the notice is recorded but not applied (the acquirer could not
   be asked to confirm it, or applying it failed), so the door asks for it again.
 
@@ -34,7 +37,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from payments.acquirer.base import Acquirer, AcquirerUnavailable, DisputeNotice, PaymentNotice, RefundNotice
+from django.conf import settings
+
+from payments.acquirer.base import (
+    Acquirer,
+    AcquirerUnavailable,
+    DisputeNotice,
+    PaymentNotice,
+    RefundNotice,
+    SettlementNotice,
+)
 from payments.models import AcquirerNotice
 from payments.services.notices import (
     notice_not_applied,
@@ -47,6 +59,7 @@ from payments.services.notices import (
 )
 from refunds.disputes.notices import dispute_notice_apply
 from refunds.notices import refund_notice_apply
+from refunds.settlements.fetching import settlement_notice_apply
 
 logger = logging.getLogger("gateway.inbound")
 
@@ -85,9 +98,16 @@ def notice_receive(*, acquirer: Acquirer, headers, raw_body: bytes) -> NoticeOut
     return NoticeOutcome(record, duplicate=False)
 
 
-def _apply(acquirer: Acquirer, record: AcquirerNotice, notice: PaymentNotice | RefundNotice | DisputeNotice | None, *,
+def _apply(acquirer: Acquirer, record: AcquirerNotice,
+           notice: PaymentNotice | RefundNotice | DisputeNotice | SettlementNotice | None, *,
            fresh: bool) -> None:
-    if isinstance(notice, DisputeNotice):
+    if isinstance(notice, SettlementNotice):
+        if not fresh:
+            notice_settle(record, N.IGNORED, "delivered late: the hourly settlements fetch reads it from the acquirer")
+            return
+        settlement, added = settlement_notice_apply(acquirer=acquirer, notice=notice)
+        notice_settle(record, N.APPLIED, f"settlement {settlement.processor_settlement_id} stored, {added} new lines")
+    elif isinstance(notice, DisputeNotice):
         applied, result, payment = dispute_notice_apply(acquirer=acquirer, notice=notice, fresh=fresh)
         notice_settle(record, N.APPLIED if applied else N.IGNORED, result, payment)
     elif isinstance(notice, PaymentNotice):
@@ -107,6 +127,9 @@ def _refund(acquirer: Acquirer, record: AcquirerNotice, notice: RefundNotice) ->
         logger.warning("%s notice %s: no refund %r of order %r", acquirer.name, record.pk, notice.refund_ref,
                        notice.order_ref)
         notice_settle(record, N.IGNORED, "no refund of this gateway has that refund id")
+        return
+    if acquirer.name != (payment.acquirer or settings.GATEWAY_ACQUIRER):
+        notice_settle(record, N.IGNORED, "the payment was taken by another acquirer: its refunds go there", payment)
         return
     if notice.answer is None:
         notice_settle(record, N.IGNORED, "refund not final yet", payment)

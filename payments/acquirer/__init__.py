@@ -37,6 +37,9 @@ IMPLEMENTATIONS = {
     "cashfree": Implementation(adapter="payments.acquirer.cashfree.acquirer.CashfreeAcquirer",
                                settings_check="payments.acquirer.cashfree.checks.problems",
                                docs="docs/going-live.md", moves_money=True),
+    "razorpay": Implementation(adapter="payments.acquirer.razorpay.acquirer.RazorpayAcquirer",
+                               settings_check="payments.acquirer.razorpay.checks.problems",
+                               docs="docs/going-live.md", moves_money=True),
 }
 
 
@@ -65,14 +68,14 @@ def settings_problems(name: str, values) -> list[str]:
 
 
 def check_acquirer_settings(app_configs=None, **kwargs):
-    """payments.E010: the configured acquirer's settings, as settings_problems reads them."""
+    """payments.E010: the enabled acquirers' settings, as settings_problems reads them."""
     from django.core.checks import Error
 
     return [Error(problem, id="payments.E010")
-            for problem in settings_problems(settings.GATEWAY_ACQUIRER, settings)]
+            for name in enabled() for problem in settings_problems(name, settings)]
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=8)
 def _load(name: str) -> Acquirer:
     row = IMPLEMENTATIONS.get(name)
     if row is None:
@@ -81,12 +84,38 @@ def _load(name: str) -> Acquirer:
 
 
 def get_acquirer() -> Acquirer:
+    """The configured acquirer (GATEWAY_ACQUIRER): the default of every route, and the one a
+    payment not routed yet would go to. A call about one payment asks acquirer_for(payment)."""
     return _load(settings.GATEWAY_ACQUIRER)
 
 
+def enabled() -> tuple[str, ...]:
+    """The acquirers this deployment pays with (GATEWAY_ACQUIRERS, the configured one first),
+    each with its settings checked at start: the only ones a route may name."""
+    return tuple(dict.fromkeys([settings.GATEWAY_ACQUIRER, *settings.GATEWAY_ACQUIRERS]))
+
+
+def acquirer_named(name: str) -> Acquirer:
+    """The enabled acquirer called `name`. ImproperlyConfigured for any other."""
+    if name not in enabled():
+        raise ImproperlyConfigured(f"acquirer {name!r} is not enabled (GATEWAY_ACQUIRERS: {', '.join(enabled())})")
+    return _load(name)
+
+
+def acquirer_for(payment) -> Acquirer:
+    """The acquirer that took `payment` (Payment.acquirer), which every later call about it goes
+    to: its status query, refunds, reversals and notices. A payment not routed yet: the
+    configured one. One routed to an acquirer since disabled is still sent to it: its money is
+    there (its settings must stay until its payments are settled)."""
+    name = payment.acquirer or settings.GATEWAY_ACQUIRER
+    if name not in IMPLEMENTATIONS:
+        raise ImproperlyConfigured(f"payment {payment.pk} names unknown acquirer {name!r}")
+    return _load(name)
+
+
 def configured_acquirer_named(name: str) -> Acquirer | None:
-    """The configured acquirer when it is the one called `name` (an inbound delivery's address
-    names it), else None: the gateway takes notices only from the acquirer it pays with."""
-    if name not in IMPLEMENTATIONS or name != settings.GATEWAY_ACQUIRER:
+    """The enabled acquirer called `name` (an inbound delivery's address names it), else None:
+    the gateway takes notices only from the acquirers it pays with."""
+    if name not in IMPLEMENTATIONS or name not in enabled():
         return None
-    return get_acquirer()
+    return _load(name)

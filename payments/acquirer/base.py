@@ -232,6 +232,18 @@ class SettlementPage:
     cursor: str = ""
 
 
+@dataclass(frozen=True)
+class SettlementNotice:
+    """An acquirer's word, by its own delivery, that it paid a settlement out: the settlement as
+    its report would state it. Its events are read through Acquirer.settlement_events."""
+
+    settlement: SettlementFound
+
+    @property
+    def order_ref(self) -> str:
+        return ""  # a payout names no one payment
+
+
 class NoticeRejected(Exception):
     """An inbound delivery that is not to be trusted (no or a wrong signature); nothing of it
     is recorded. The message says why, never echoing a secret."""
@@ -397,7 +409,7 @@ class Acquirer(Protocol):
         NoticeRejected (NoticeNotFresh, NoticeMalformed) otherwise. Has no storage: the inbound
         door records each delivered body once."""
 
-    def notice_parse(self, payload: dict) -> PaymentNotice | RefundNotice | DisputeNotice | None:
+    def notice_parse(self, payload: dict) -> PaymentNotice | RefundNotice | DisputeNotice | SettlementNotice | None:
         """A verified delivery's content as neutral values, carrying the answer the status query
         or the refund call would give for the same state; None: a delivery the gateway has no use
         for (another event type)."""

@@ -59,25 +59,37 @@ def limit_lowered(account: str, calls_per_minute: int) -> None:
         pass
 
 
-def call_permit(account: str, *, calls_per_minute: int, deadline: float, now=time.time) -> None:
+def call_permit(account: str, *, calls_per_minute: int, deadline: float, share: float = 1.0,
+                now=time.time) -> float | None:
     """Take one call of `account`'s allowance (`calls_per_minute`, or lower if the processor
-    said so), waiting for the next one-second window while `deadline` allows. Raises
-    LimitReached when it does not."""
-    # Read first, then counted: a hit past the allowance is counted too, which only makes the
-    # window stricter, never looser.
+    said so), waiting for the next window while `deadline` allows. Raises LimitReached when it
+    does not. Returns the share of the window's allowance left after this call (the headroom
+    gauge's "limiter" source), None when Redis could not say.
+
+    `share` below 1: this call may only take the window's first share of calls. A call that
+    starts a piece of work which needs more calls to finish (a new order, which an order pay
+    follows) asks with a share, so that in a burst the calls finishing work already started
+    find room, instead of every new order taking a slot and every order pay finding none
+    (benchmarks/acquirer_burst.py found exactly that: no payment made at all)."""
     while True:
         try:
             lowered = cache.get(_lowered_key(account))
-            allowance = per_window(min(calls_per_minute, lowered) if lowered else calls_per_minute)
+            window_allowance = per_window(min(calls_per_minute, lowered) if lowered else calls_per_minute)
+            allowance = max(1, int(window_allowance * share)) if share < 1 else window_allowance
             moment = now()
             window = int(moment) // WINDOW_SECONDS * WINDOW_SECONDS
-            if window_hit(f"acq:{account}:{window}", WINDOW_SECONDS + 1) <= allowance:
-                return
+            key = f"acq:{account}:{window}"
+            count = window_hit(key, WINDOW_SECONDS + 1)
+            if count <= allowance:
+                return max(0.0, 1 - count / window_allowance)
+            # Not made, so not counted: a refused call must not use up the slots a call with
+            # the whole window (share 1) may still take.
+            cache.decr(key)
         except redisguard.RedisUnavailable:
-            return  # Redis failed a moment ago and rests: fail open, logged then
+            return None  # Redis failed a moment ago and rests: fail open, logged then
         except redisguard.OUTAGE_ERRORS as exc:
             logger.warning("outbound limit of %s not applied: Redis is unreachable (%s)", account, type(exc).__name__)
-            return
+            return None
         wait = window + WINDOW_SECONDS - moment
         if time.monotonic() + wait > deadline:
             raise LimitReached(f"{account}: the processor's allowance is spent for this window",

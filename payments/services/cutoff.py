@@ -37,7 +37,7 @@ import logging
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_for
 from payments.acquirer.base import AcquirerError, AcquirerRefused
 from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import STATUS_QUERY_AFTER, status_queries_run
@@ -83,7 +83,7 @@ def _reconcile_one(payment_id: int, step: str) -> None:
     payment = Payment.objects.select_related("merchant").get(pk=payment_id)
     status_step = f"{step}_status"
     try:
-        answer = get_acquirer().call_status(payment=payment, step=step)
+        answer = acquirer_for(payment).call_status(payment=payment, step=step)
     except AcquirerRefused as exc:
         acquirer_call_release(payment_id, open_only=False)
         payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import logging
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.db.models.functions import Now
@@ -117,6 +118,14 @@ def payment_notice_apply(*, acquirer: Acquirer, record: AcquirerNotice, notice: 
     if payment is None:
         logger.warning("%s notice %s: no payment for order %r", acquirer.name, record.pk, notice.order_ref)
         notice_settle(record, N.IGNORED, "no payment of this gateway has that order id")
+        return
+    if acquirer.name != (payment.acquirer or settings.GATEWAY_ACQUIRER):
+        # Routing sends every call about a payment to the acquirer that took it; a notice of
+        # another names an order there that failed over before any customer step, which nobody
+        # can pay (docs/decisions.md, "Two acquirers: routing and safe failover"). Kept, loudly.
+        logger.error("%s notice %s: payment %s was taken by %s; not applied", acquirer.name, record.pk,
+                     payment.sabpaisa_txn_id, payment.acquirer or settings.GATEWAY_ACQUIRER)
+        notice_settle(record, N.IGNORED, f"the payment was taken by {payment.acquirer or 'another acquirer'}", payment)
         return
     answer = notice.answer
     if answer is None:

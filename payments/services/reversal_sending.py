@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_for
 from payments.acquirer.base import CALL_TIME_LIMIT, AcquirerAnswer, AcquirerError, Outcome
 from payments.locks import lock_reversal, lock_reversal_if_free
 from payments.models import PaymentEvent, Reversal
@@ -113,7 +113,7 @@ def reversal_submit(*, reversal_pk: int, now: datetime | None = None) -> Reversa
         return None
     attempt = reversal.attempts
     try:
-        answer = get_acquirer().reverse(payment=reversal.payment, bank_rrn=reversal.bank_rrn,
+        answer = acquirer_for(reversal.payment).reverse(payment=reversal.payment, bank_rrn=reversal.bank_rrn,
                                         amount=reversal.amount, reversal_id=reversal_acquirer_id(reversal))
     except AcquirerError as exc:
         logger.warning("reversal %s of payment %s: no answer from the acquirer (%s)", reversal.pk,

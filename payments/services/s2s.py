@@ -58,7 +58,7 @@ from gateway.core.signing import (
     verify_timestamp,
 )
 from gateway.core.tracing import current_trace_id
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_named
 from payments.acquirer.limits import LimitReached
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.lookups import mobile_digits
@@ -67,6 +67,7 @@ from payments.payloads import UDF_KEYS
 from payments.selectors import payment_txn_id_taken
 from payments.services.idempotency import Lease, LeaseLost, idempotency_run, request_fingerprint
 from payments.services.idempotency import Outcome as IdempotentOutcome
+from payments.services.routing import route_for, routed_answer, routed_call
 from payments.services.txn_claims import ClaimBusy, TxnClaim, txn_claim_held, txn_claim_take
 from payments.services.upi import upi_link
 from payments.writes import KeyResponse, payment_insert_with_events
@@ -80,15 +81,17 @@ CREATED = 201
 CREATED_MESSAGE = "Payment created; show the QR or open the intent link. The final status arrives by webhook."
 
 
-def s2s_customer_phone_check(data: dict) -> None:
+def s2s_customer_phone_check(data: dict, *, merchant: Merchant) -> None:
     """Step 1's last check. An acquirer that requires the customer's mobile (Cashfree's create
     order: customer_details.customer_phone, ten digits) has no page to ask the customer on in
     S2S, and the gateway does not invent one (docs/upstream-compat.md): a customerPhone that
     does not read as ten digits (separators, +91 and a leading 0 are taken off, as the acquirer
     is sent it) is a VALIDATION_ERROR naming the field, before the checksum is used and before
     any call. With an acquirer that needs none (the sandbox), any phone the interface allows
-    goes on."""
-    if get_acquirer().requires_customer_phone and not mobile_digits(data.get("customerPhone") or ""):
+    goes on. With a route of two acquirers, the phone is asked for if either needs it (the
+    payment may fail over to the second)."""
+    requires_phone = any(acquirer_named(name).requires_customer_phone for name in route_for(merchant.pk, "UPI"))
+    if requires_phone and not mobile_digits(data.get("customerPhone") or ""):
         raise ValidationError("must be the customer's 10-digit mobile number (+91 or a leading 0 may be "
                               "added): the payment processor requires it", field="customerPhone")
 
@@ -117,7 +120,7 @@ def s2s_payment_submit(*, merchant: Merchant, data: dict, body: dict,
     validated fields of `body`): steps 2 to 9. Creates the payment at most once per idempotency
     key and returns the HTTP status and response body (replayed=True when it is the stored
     response of an earlier request). Raises GatewayError."""
-    s2s_customer_phone_check(data)
+    s2s_customer_phone_check(data, merchant=merchant)
     data = s2s_request_check(merchant=merchant, data=data, body=body)
 
     def first_use() -> None:
@@ -241,7 +244,8 @@ def s2s_payment_record(registration: Registration, *, response: KeyResponse | No
 def _register(payment: Payment):
     """Ask the acquirer to accept the QR / intent. No payment row exists yet, so no lock is held."""
     try:
-        answer = get_acquirer().upi_register(payment=payment)
+        answer = routed_answer(routed_call(payment, "UPI", lambda acquirer: acquirer.upi_register(payment=payment),
+                                           step="upi_register"))
     except AcquirerRefused as exc:
         logger.warning("acquirer refused S2S payment %s: %s", payment.merchant_txn_id, exc)
         raise PaymentFailed() from None

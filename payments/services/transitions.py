@@ -7,6 +7,7 @@ payment can therefore reach a final status once, and emits exactly one event whe
 """
 from __future__ import annotations
 
+import copy
 from datetime import datetime
 
 from django.db import transaction
@@ -25,8 +26,9 @@ from gateway.core.metrics import on_commit_inc, payments_final
 S = Payment.Status
 
 
-def _transition(payment_id: int, target: str, *, detail: dict | None = None, guard=None, **fields) -> Payment:
-    payment = lock_payment(payment_id)
+def _transition(payment: Payment, target: str, *, detail: dict | None = None, guard=None, **fields) -> Payment:
+    """Move `payment`, locked by the caller in this transaction (lock_payment), to `target`:
+    the row is locked once per transition, not again here."""
     ensure_transition(payment.status, target)
     if guard is not None:
         guard(payment)  # a condition of this move beyond the table, checked under the lock
@@ -68,7 +70,7 @@ def payment_mark_processing(*, payment_id: int, payment_mode: str, detail: dict 
     def offered(locked: Payment) -> None:
         ensure_method_takes(locked.merchant.payment_methods, payment_mode, locked.amount, carried=acquirer_methods())
 
-    return _transition(payment_id, S.PROCESSING, detail=detail, guard=offered, payment_mode=payment_mode, **fields)
+    return _transition(payment, S.PROCESSING, detail=detail, guard=offered, payment_mode=payment_mode, **fields)
 
 
 def _ensure_attempt(payment: Payment, attempt: int | None, target: str) -> None:
@@ -89,14 +91,14 @@ def payment_mark_succeeded(*, payment_id: int, bank_rrn: str, paid_amount: int |
         raise ValueError("a successful payment needs its bank reference")
     payment = lock_payment(payment_id)
     _ensure_attempt(payment, attempt, S.SUCCESS)
-    return _transition(payment_id, S.SUCCESS, detail=detail, bank_rrn=bank_rrn,
+    return _transition(payment, S.SUCCESS, detail=detail, bank_rrn=bank_rrn,
                        paid_amount=paid_amount or payment.amount, **fields)
 
 
 @transaction.atomic(durable=True)
 def payment_mark_failed(*, payment_id: int, reason: str, detail: dict | None = None, **fields) -> Payment:
     """PENDING or PROCESSING -> FAILED. Raises InvalidTransition when already final."""
-    return _transition(payment_id, S.FAILED, detail=detail, failure_reason=reason[:200], **fields)
+    return _transition(lock_payment(payment_id), S.FAILED, detail=detail, failure_reason=reason[:200], **fields)
 
 
 # What belongs to one attempt, cleared when the payment goes back to PENDING so the next
@@ -121,15 +123,15 @@ def payment_attempt_failed(*, payment_id: int, reason: str, detail: dict | None 
         raise InvalidTransition(payment.status, S.PENDING)
     reason = reason[:200]
     if payment.flow != Payment.Flow.HOSTED:
-        return _transition(payment_id, S.FAILED, detail=detail, failure_reason=reason, **fields)
+        return _transition(payment, S.FAILED, detail=detail, failure_reason=reason, **fields)
     failed = payment.failed_attempts + 1
     detail = {**(detail or {}), "attempt": payment.attempt, "outcome": "failed", "reason": reason,
               "method": payment.payment_mode, "failedAttempts": failed}
     if failed >= Payment.MAX_FAILED_ATTEMPTS:
         detail["result"] = f"{failed} failed attempts end the payment"
-        return _transition(payment_id, S.FAILED, detail=detail, failure_reason=reason, failed_attempts=failed,
+        return _transition(payment, S.FAILED, detail=detail, failure_reason=reason, failed_attempts=failed,
                            **{"acquirer_call_started_at": None, **fields})
-    return _transition(payment_id, S.PENDING, detail=detail, failed_attempts=failed, attempt_error=reason,
+    return _transition(payment, S.PENDING, detail=detail, failed_attempts=failed, attempt_error=reason,
                        **{**_ATTEMPT_FIELDS, **fields})
 
 
@@ -144,7 +146,8 @@ def payment_attempt_abandon(*, payment_id: int, modes: tuple, reason: str) -> tu
     if payment.status != S.PROCESSING or payment.payment_mode not in modes or payment.acquirer_call_started_at:
         raise InvalidTransition(payment.status, S.PENDING)
     detail = {"attempt": payment.attempt, "outcome": "abandoned", "reason": reason, "method": payment.payment_mode}
-    return payment, _transition(payment_id, S.PENDING, detail=detail, **_ATTEMPT_FIELDS)
+    # The payment as it was, for the caller (its payer, its challenge), apart from the one moved.
+    return copy.copy(payment), _transition(payment, S.PENDING, detail=detail, **_ATTEMPT_FIELDS)
 # The expiry waits for an acquirer call in flight (`acquirer_call_started_at`, a card's OTP, a
 # bank's page, funds arriving) rather than expire the payment under it: an approval that then
 # arrived would find it EXPIRED, with the customer charged and the merchant told it did not
@@ -173,7 +176,8 @@ def payment_cancel_unpaid(*, payment_id: int, reason: str, detail: dict, also=No
         if payment.status != S.PENDING:
             raise InvalidTransition(payment.status, S.FAILED)
 
-    payment = _transition(payment_id, S.FAILED, guard=unpaid, detail=detail, failure_reason=reason[:200])
+    payment = _transition(lock_payment(payment_id), S.FAILED, guard=unpaid, detail=detail,
+                          failure_reason=reason[:200])
     if also is not None:
         also(payment)
     return payment
@@ -188,7 +192,7 @@ def payment_expire(*, payment_id: int, now: datetime | None = None) -> Payment |
     now = now or timezone.now()
     if payment.is_final or payment.expires_at > now or _call_in_flight(payment, now):
         return None
-    return _transition(payment_id, S.EXPIRED, detail={"reason": "expired unpaid"})
+    return _transition(payment, S.EXPIRED, detail={"reason": "expired unpaid"})
 
 
 @transaction.atomic(durable=True)

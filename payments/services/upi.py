@@ -31,7 +31,7 @@ from django.utils import timezone
 from gateway.core.errors import PaymentFailed, ProcessingError, ServiceUnavailable, ValidationError
 from gateway.core.money import paise_to_rupees, rupees_str
 from gateway.core.transactions import ensure_no_transaction
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_for, get_acquirer
 from payments.acquirer.base import AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import (
@@ -49,6 +49,7 @@ from payments.services.transitions import (
     payment_attempt_failed,
     payment_mark_processing,
 )
+from payments.services.routing import routed_answer, routed_call
 from payments.services.upi_approval import upi_approval_record
 from payments.state import InvalidTransition
 
@@ -216,7 +217,7 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
         checkout_call_take(payment, new_attempt=payment.status == S.PENDING)
     payment = _claim(payment, vpa)
 
-    acquirer = get_acquirer()
+    acquirer = acquirer_for(payment)
     try:
         answer = acquirer.upi_pay(payment=payment, payer_vpa=vpa, return_url=acquirer_return_url(payment))
     except ValueError as exc:
@@ -274,7 +275,7 @@ def _reconcile_one(payment_id: int, vpa: str) -> None:
     """Ask the acquirer about `vpa`'s cut-off pay request for the payment and act on the answer."""
     payment = Payment.objects.select_related("merchant").get(pk=payment_id)
     try:
-        answer = get_acquirer().upi_status(payment=payment, payer_vpa=vpa)
+        answer = acquirer_for(payment).upi_status(payment=payment, payer_vpa=vpa)
     except AcquirerRefused as exc:
         _release_claim(payment, vpa)
         payment_note(payment_id=payment_id, kind=PaymentEvent.Kind.ACQUIRER,
@@ -418,7 +419,8 @@ def hosted_upi_intent(*, payment_id: int) -> Payment:
                                       detail={"method": "UPI", "via": "intent"})
     payment = Payment.objects.select_related("merchant").get(pk=payment.pk)
     try:
-        answer = get_acquirer().upi_intent(payment=payment, return_url=acquirer_return_url(payment))
+        answer = routed_answer(routed_call(payment, "UPI", lambda acquirer: acquirer.upi_intent(
+            payment=payment, return_url=acquirer_return_url(payment)), step="upi_intent"))
     except AcquirerError as exc:
         logger.warning("acquirer gave no UPI link for payment %s: %s", payment.sabpaisa_txn_id, type(exc).__name__)
         payment_attempt_abandon(payment_id=payment.pk, modes=(Payment.Mode.UPI,),
@@ -469,7 +471,7 @@ def upi_change_method(*, payment: Payment) -> Payment:
                              "error": "CallBudgetSpent"})
         return payment
     try:
-        answer = get_acquirer().upi_cancel(payment=before, payer_vpa=before.payer_vpa)
+        answer = acquirer_for(before).upi_cancel(payment=before, payer_vpa=before.payer_vpa)
     except AcquirerError as exc:
         # The request may still be approved; its approval then finds the attempt over.
         logger.warning("UPI payment %s: the left request could not be cancelled: %s", payment.sabpaisa_txn_id,

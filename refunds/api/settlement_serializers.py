@@ -67,8 +67,7 @@ def _iso(value):
 
 
 def settlement_record(settlement: Settlement) -> dict:
-    """One settlement as a merchant reads it. `settlement.line_count` comes from the selector's
-    annotation (refunds.selectors)."""
+    """One settlement as a merchant reads it (the list's record; the detail adds `lineCount`)."""
     return {
         "settlementId": settlement_public_id(settlement),
         "merchantId": settlement.merchant.code,
@@ -85,7 +84,6 @@ def settlement_record(settlement: Settlement) -> dict:
         "chargebacksAmount": settlement.chargebacks,
         "adjustmentsAmount": settlement.adjustments,
         "netAmount": settlement.net,
-        "lineCount": settlement.line_count,
     }
 
 
@@ -124,7 +122,6 @@ class SettlementRecordSerializer(serializers.Serializer):
     chargebacksAmount = serializers.IntegerField(help_text="paise: chargebacks deducted")
     adjustmentsAmount = serializers.IntegerField(help_text="paise, signed: credits less debits")
     netAmount = serializers.IntegerField(help_text="paise paid into the bank account")
-    lineCount = serializers.IntegerField(help_text="the settlement's lines (events)")
 
 
 class SettlementLineRecordSerializer(serializers.Serializer):
@@ -155,4 +152,5 @@ class SettlementListSerializer(_Paged):
 
 class SettlementDetailSerializer(SettlementRecordSerializer, _Paged):
     success = serializers.BooleanField(default=True)
+    lineCount = serializers.IntegerField(help_text="the settlement's lines (events), on every page")
     lines = SettlementLineRecordSerializer(many=True, help_text="this page of the settlement's lines")

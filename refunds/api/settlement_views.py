@@ -125,6 +125,7 @@ class SettlementDetailView(GatewayAPIView):
         return Response({
             "success": True,
             **settlement_record(settlement),
+            "lineCount": settlement.line_count,
             "lines": [settlement_line_record(line) for line in lines],
             "page": page,
             "size": size,

@@ -22,7 +22,7 @@ from datetime import datetime
 from django.db import transaction
 
 from gateway.core.transactions import ensure_no_transaction
-from payments.acquirer.base import Acquirer, SettlementEventFound, SettlementFound
+from payments.acquirer.base import Acquirer, SettlementEventFound, SettlementFound, SettlementNotice
 from payments.models import Payment
 from refunds.models import Refund, Settlement, SettlementFetch, SettlementLine
 from refunds.settlements.arithmetic import settlement_sums, totals_of
@@ -156,3 +156,12 @@ def _totals_refresh(settlement: Settlement) -> None:
     if settlement.merchant_id is None and len(merchants) == 1:
         settlement.merchant_id = merchants.pop()
     settlement.save(update_fields=["refunds", "chargebacks", "adjustments", "merchant"])
+
+
+def settlement_notice_apply(*, acquirer: Acquirer, notice: SettlementNotice) -> tuple[Settlement, int]:
+    """A settlement the acquirer says, by its signed delivery, it paid out (the inbound door):
+    stored as the settlements call would store it, and its events read from the acquirer.
+    Idempotent on the acquirer's ids, like the fetch. Returns the settlement and how many
+    lines were new; raises what the acquirer raises (the door asks for the delivery again)."""
+    settlement, _ = _settlement_store(acquirer.name, notice.settlement)
+    return settlement, _lines_fetch(acquirer, settlement)

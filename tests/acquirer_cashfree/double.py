@@ -24,7 +24,8 @@ body the double received, for a test that follows the card number.
 
 It answers the endpoints client.py calls: POST /orders, GET /orders/{order_id},
 GET /orders/{order_id}/payments, POST /orders/sessions, POST /orders/{order_id}/refunds,
-GET /orders/{order_id}/refunds/{refund_id}, with Cashfree's headers: x-client-id and
+GET /orders/{order_id}/refunds/{refund_id}, POST /settlements and POST /settlement/recon (the
+payouts `settle` makes of what it approved), with Cashfree's headers: x-client-id and
 x-client-secret where the description secures the call, x-api-version on every call, and
 x-idempotency-key (the same key with the same body answers the first answer again; with
 another body 422 idempotency_error).
@@ -163,6 +164,7 @@ _ROUTES = [
     ("POST", re.compile(r"^/orders/(?P<order_id>[^/]+)/refunds$"), "/orders/{order_id}/refunds", True),
     ("GET", re.compile(r"^/orders/(?P<order_id>[^/]+)/refunds/(?P<refund_id>[^/]+)$"),
      "/orders/{order_id}/refunds/{refund_id}", True),
+    ("POST", re.compile(r"^/simulate$"), "/simulate", True),
 ]
 # Disputes (docs/disputes.md): the double keeps them too, and answers these four as Cashfree would.
 _ROUTES += [
@@ -170,6 +172,13 @@ _ROUTES += [
     ("GET", re.compile(r"^/disputes/(?P<dispute_id>[^/]+)$"), "/disputes/{dispute_id}", True),
     ("PUT", re.compile(r"^/disputes/(?P<dispute_id>[^/]+)/accept$"), "/disputes/{dispute_id}/accept", True),
     ("POST", re.compile(r"^/disputes/(?P<dispute_id>[^/]+)/documents$"), "/disputes/{dispute_id}/documents", True),
+]
+# Settlements (docs/settlements.md): the double pays out what it approved (`settle`), and answers
+# the two reads the client makes. Paged as Cashfree's guides page them ({cursor, limit, data});
+# the description's SettlementEntity allows the extra keys.
+_ROUTES += [
+    ("POST", re.compile(r"^/settlements$"), "/settlements", True),
+    ("POST", re.compile(r"^/settlement/recon$"), "/settlement/recon", True),
 ]
 _DISPUTE_WEBHOOK = {"CREATED": "DISPUTE_CREATED", "MERCHANT_WON": "DISPUTE_CLOSED", "MERCHANT_LOST": "DISPUTE_CLOSED",
                     "MERCHANT_ACCEPTED": "DISPUTE_CLOSED"}
@@ -195,6 +204,8 @@ class CashfreeDouble:
         self.payments: dict[str, dict] = {}        # cf_payment_id -> PaymentEntity
         self.refunds: dict[tuple, dict] = {}       # (order_id, refund_id) -> RefundEntity
         self.disputes: dict[str, dict] = {}        # dispute_id -> DisputesEntity (+ "_documents")
+        self.settlements: dict[str, dict] = {}     # cf_settlement_id -> SettlementEntity (+ "_events")
+        self._settled: set[str] = set()            # cf_payment_ids and cf_refund_ids paid out or deducted
         self.sessions: dict[str, str] = {}         # payment_session_id -> order_id
         self.idempotency: dict[str, tuple] = {}    # key -> (body, status, answer)
         self.calls: list[Call] = []
@@ -286,6 +297,59 @@ class CashfreeDouble:
         if notify:
             self.send_webhook(self.payment_webhook(order_id, snapshot))
         return snapshot
+
+    def settle(self, *, fee_bp: int = 190, tax_percent: int = 18, utr: str | None = None) -> dict:
+        """Cashfree pays out: every SUCCESS payment not paid out yet, less `fee_bp` basis points
+        of it and `tax_percent` % GST on that fee (each rounded half up to the paisa), less every
+        SUCCESS refund not deducted yet, in one settlement under `utr`. Its events are what
+        `POST /settlement/recon` answers. Returns the SettlementEntity."""
+        with self.lock:
+            cf_settlement_id = str(next(self._ids))
+            utr = utr or f"N{int(cf_settlement_id) % 10**10:010d}"
+            now = _now()
+            events, gross, fees, tax, refunds = [], 0, 0, 0, 0
+            for payment in self.payments.values():
+                if payment["payment_status"] != "SUCCESS" or payment["cf_payment_id"] in self._settled:
+                    continue
+                self._settled.add(payment["cf_payment_id"])
+                amount = paise(payment["payment_amount"])
+                fee = (amount * fee_bp + 5_000) // 10_000
+                gst = (fee * tax_percent + 50) // 100
+                gross, fees, tax = gross + amount, fees + fee, tax + gst
+                events.append(self._recon_event(cf_settlement_id, utr, now, "PAYMENT", "CREDIT", amount, fee, gst,
+                                                payment["order_id"], payment["cf_payment_id"]))
+            for (order_id, refund_id), refund in self.refunds.items():
+                if refund.get("refund_status") != "SUCCESS" or refund["cf_refund_id"] in self._settled:
+                    continue
+                self._settled.add(refund["cf_refund_id"])
+                amount = paise(refund["refund_amount"])
+                refunds += amount
+                events.append(self._recon_event(cf_settlement_id, utr, now, "REFUND", "DEBIT", amount, 0, 0,
+                                                order_id, refund["cf_payment_id"], refund_id=refund_id))
+            entity = {"cf_settlement_id": cf_settlement_id, "entity": "settlement", "order_amount": rupees(gross),
+                      "service_charge": rupees(fees), "service_tax": rupees(tax),
+                      "settlement_amount": rupees(gross - fees - tax - refunds), "settlement_currency": "INR",
+                      "transfer_id": int(cf_settlement_id) % 10**6, "transfer_time": now, "transfer_utr": utr,
+                      "_events": events}
+            self.settlements[cf_settlement_id] = entity
+            return {k: v for k, v in entity.items() if k != "_events"}
+
+    @staticmethod
+    def _recon_event(cf_settlement_id, utr, when, event_type, sale_type, amount, fee, tax, order_id, cf_payment_id,
+                     *, refund_id: str = "") -> dict:
+        event = {
+            "event_details": {"entity": "recon", "event_id": f"{cf_settlement_id}-{event_type}-{refund_id or cf_payment_id}",
+                              "event_type": event_type, "sale_type": sale_type, "event_status": "SUCCESS",
+                              "event_amount": rupees(amount), "event_service_charge": rupees(fee),
+                              "event_service_tax": rupees(tax), "event_currency": "INR", "event_time": when,
+                              "event_settlement_amount": rupees(amount - fee - tax if sale_type == "CREDIT" else amount)},
+            "order_details": {"order_id": order_id, "order_currency": "INR"},
+            "payment_details": {"cf_payment_id": cf_payment_id, "payment_currency": "INR"},
+            "settlement_details": {"cf_settlement_id": cf_settlement_id, "utr": utr, "settlement_date": when},
+        }
+        if refund_id:
+            event["refund_details"] = {"refund_id": refund_id}
+        return event
 
     def settle_refund(self, order_id: str, refund_id: str, status: str = "SUCCESS", *,
                       notify: bool = True, arn: str | None = None) -> dict:
@@ -383,6 +447,11 @@ class CashfreeDouble:
                          "customer_details": entity["customer_details"]},
                 "event_time": _now(), "type": kind or _DISPUTE_WEBHOOK.get(stage, "DISPUTE_UPDATED")}
 
+    def settlement_webhook(self, cf_settlement_id: str) -> dict:
+        """The description's SettlementWebhook of a payout `settle` made."""
+        entity = {k: v for k, v in self.settlements[str(cf_settlement_id)].items() if k != "_events"}
+        return {"data": {"settlement": entity}, "event_time": _now(), "type": "SETTLEMENT_WEBHOOK"}
+
     def refund_webhook(self, refund: dict) -> dict:
         return {"data": {"refund": refund}, "event_time": _now(), "type": "REFUND_STATUS_WEBHOOK"}
 
@@ -398,6 +467,8 @@ class CashfreeDouble:
             entity = {**{k: v for k, v in data["dispute"].items() if k != "dispute_action_on"},
                       "order_details": data["order_details"], "customer_details": data["customer_details"]}
             self._check(f"webhook {payload.get('type')}", description().schema_errors("DisputesEntity", entity))
+        elif "settlement" in payload.get("data", {}):
+            self._check(f"webhook {payload.get('type')}", description().schema_errors("SettlementWebhook", payload))
         else:
             schema = "RefundWebhook" if "refund" in payload.get("data", {}) else "PaymentWebhook"
             self._check(f"webhook {payload.get('type')}", description().schema_errors(schema, payload))
@@ -551,6 +622,29 @@ class CashfreeDouble:
 
     # One method per route, named after its template (called with the lock held).
 
+    @staticmethod
+    def _paged(items: list, body: Any) -> dict:
+        pagination = (body or {}).get("pagination") or {}
+        limit = int(pagination.get("limit") or 10)
+        start = int(pagination.get("cursor") or 0)
+        page = {"limit": limit, "data": items[start:start + limit]}
+        if start + limit < len(items):
+            page["cursor"] = str(start + limit)
+        return page
+
+    def _settlements(self, params: dict, body: Any) -> tuple[int, Any]:
+        filters = (body or {}).get("filters") or {}
+        wanted = set(filters.get("cf_settlement_ids") or [])
+        items = [{k: v for k, v in entity.items() if k != "_events"} for entity in self.settlements.values()
+                 if not wanted or entity["cf_settlement_id"] in wanted]
+        return 200, self._paged(items, body)
+
+    def _settlement_recon(self, params: dict, body: Any) -> tuple[int, Any]:
+        wanted = ((body or {}).get("filters") or {}).get("cf_settlement_ids") or []
+        events = [event for cf_settlement_id in wanted
+                  for event in self.settlements.get(str(cf_settlement_id), {}).get("_events", [])]
+        return 200, self._paged(events, body)
+
     def _orders(self, params: dict, body: Any) -> tuple[int, Any]:
         if not isinstance(body, dict) or not body.get("order_id") or "order_amount" not in body:
             return self._error(400, "order_id_missing", "order_id and order_amount are required")
@@ -652,6 +746,21 @@ class CashfreeDouble:
             refund["refund_note"] = body["refund_note"]
         self.refunds[(order["order_id"], refund_id)] = refund
         return 200, refund
+
+    def _simulate(self, params: dict, body: Any) -> tuple[int, Any]:
+        """The sandbox's POST /simulate: the payment `entity_id` (order pay's cf_payment_id)
+        ends as `entity_simulation.payment_status`, and its webhook is sent when a webhook_url
+        is set, as Cashfree's sandbox does."""
+        body = body if isinstance(body, dict) else {}
+        wanted = (body.get("entity_simulation") or {}).get("payment_status")
+        payment = self.payments.get(str(body.get("entity_id", "")))
+        if body.get("entity") != "PAYMENTS" or payment is None or wanted not in (
+                "SUCCESS", "FAILED", "PENDING", "USER_DROPPED"):
+            return self._error(400, "entity_id_invalid", "no such payment to simulate")
+        if wanted != "PENDING":
+            self.settle_payment(payment["order_id"], wanted, notify=bool(self.webhook_url))
+        return 200, {"simulation_id": f"sim_{payment['cf_payment_id']}", "entity": "PAYMENTS",
+                     "entity_id": payment["cf_payment_id"], "entity_simulation": {"payment_status": wanted}}
 
     def _orders_order_id_refunds_refund_id(self, params: dict, body: Any) -> tuple[int, Any]:
         refund = self.refunds.get((params["order_id"], params["refund_id"]))

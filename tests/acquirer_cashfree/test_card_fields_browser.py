@@ -73,10 +73,13 @@ def production_card_page(browser, live_server, settings, monkeypatch, cashfree_d
     context.set_default_timeout(15_000)
     violations = PolicyViolations(context)
     to_us: list[tuple[str, str, str]] = []
+    origins: set[str] = set()
     ours = urlsplit(live_server.url).netloc
 
     def heard(request):
-        if urlsplit(request.url).netloc == ours:
+        parts = urlsplit(request.url)
+        origins.add(f"{parts.scheme}://{parts.netloc}")
+        if parts.netloc == ours:
             body = request.post_data_buffer or b""
             to_us.append((request.url, body.decode("utf-8", "replace"), json.dumps(request.headers)))
 
@@ -87,6 +90,7 @@ def production_card_page(browser, live_server, settings, monkeypatch, cashfree_d
     tab.click("[data-method=CARD]")
     tab.wait_for_selector("#card-field-number iframe")
     yield {"tab": tab, "session": session, "server": server, "to_us": to_us, "violations": violations,
+           "origins": origins, "live": live_server.url,
            "double": cashfree_double, "payment": Payment.objects.get(payment_id=session["paymentId"])}
     context.close()
 
@@ -133,6 +137,8 @@ def test_a_card_paid_in_the_processors_fields_ends_success(production_card_page)
     assert (payment.status, payment.payment_mode) == (S.SUCCESS, "CARD")
     assert payment.bank_rrn and not payment.card_last4  # the card never came here, not even its last 4
     production_card_page["violations"].assert_none(tab, "the card page, the issuer's page and the result")
+    # The browser fetched from two origins only: ours, and the processor's (the double, as Cashfree).
+    assert production_card_page["origins"] == {production_card_page["live"], double.origin}
 
 
 def test_the_card_number_never_reaches_our_process(production_card_page):

@@ -8,7 +8,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
@@ -359,3 +361,37 @@ def test_in_production_the_card_page_loads_cashfrees_script_and_nothing_else_fro
     assert policy["frame-src"] == "https://sdk.cashfree.com https://api.cashfree.com"
     assert policy["connect-src"] == "'self' https://sdk.cashfree.com https://api.cashfree.com"
     assert "'unsafe-inline'" not in policy["script-src"] and "nonce" not in policy["script-src"]
+
+
+def test_in_production_our_own_form_with_the_pci_declaration_loads_nothing_of_cashfrees(
+        on_cashfree, cashfree, customer, settings):
+    """CARD_FORM_MODE=own (production only beside PCI_DSS_COMPLIANT=true, checked at start):
+    today's form, and the page's policy names no processor's origin."""
+    settings.GATEWAY_ENV, settings.IS_PRODUCTION = "production", True
+    settings.CARD_FORM_MODE, settings.PCI_DSS_COMPLIANT = "own", True
+    response = customer.get(page(customer.payment), secure=True)
+    methods = response.content.decode()
+    assert 'name="card_number"' in methods and "data-card-fields" not in methods and "cashfree.js" not in methods
+    assert "cashfree.com" not in response["Content-Security-Policy"]
+
+
+# -- row locks per step (issue 27: at most 2 per request) ------------------------------------------
+
+def payment_row_locks(client_call) -> int:
+    """How many times one request locks a payments_payment row (SELECT ... FOR UPDATE)."""
+    with CaptureQueriesContext(connection) as queries:
+        client_call()
+    return sum(1 for query in queries.captured_queries
+               if "FOR UPDATE" in query["sql"] and 'FROM "payments_payment"' in query["sql"])
+
+
+def test_each_step_of_a_card_payment_through_the_issuers_page_locks_the_payment_at_most_twice(
+        on_cashfree, cashfree, customer):
+    payment = customer.payment
+    to_issuer = payment_row_locks(lambda: card_to_issuer(customer))
+    cashfree_says(cashfree, payment, (CHALLENGE, "SUCCESS", "credit_card", "BANKREF1"))
+    back = payment_row_locks(lambda: customer.get(page(payment, "/back"), {"order_id": payment.sabpaisa_txn_id}))
+    payment.refresh_from_db()
+    assert payment.status == S.SUCCESS
+    print(f"payment row locks: to the issuer's page {to_issuer}, back from it {back}")
+    assert max(to_issuer, back) <= 2, (to_issuer, back)

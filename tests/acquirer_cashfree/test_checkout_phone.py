@@ -125,3 +125,19 @@ def test_the_service_keeps_the_merchants_number_and_refuses_a_final_payment(on_c
 def test_indian_mobile_reads_what_customers_type():
     assert indian_mobile("+91 98765 43210") == indian_mobile("(0)98765-43210") == "9876543210"
     assert indian_mobile("1234567890") == indian_mobile("98765") == indian_mobile("９８７６５４３２１０") == ""
+
+
+def test_beside_the_processors_card_fields_the_number_is_asked_and_checked_before_anything(
+        on_cashfree, cashfree, customer, settings):
+    settings.CARD_FORM_MODE = "processor"
+    methods = customer.get(page(customer.payment)).content.decode()
+    assert "CARD" in PHONE_INPUTS.findall(methods) and "data-card-fields" in methods
+    refused = customer.post(page(customer.payment, "/card/fields"), {"customer_phone": "12345"},
+                            HTTP_ACCEPT="application/json")
+    assert refused.status_code == 400 and "customer_phone" in refused.json()["errors"]
+    assert cashfree.exchanges == []
+    opened = customer.post(page(customer.payment, "/card/fields"), {"customer_phone": "98765 43210"},
+                           HTTP_ACCEPT="application/json")
+    assert opened.status_code == 200 and opened.json()["paymentSessionId"]
+    [order] = sent(cashfree, "POST", "/orders")
+    assert order.body["customer_details"]["customer_phone"] == "9876543210"

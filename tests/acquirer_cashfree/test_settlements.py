@@ -13,6 +13,7 @@ from payments.acquirer.cashfree import settlements as cf_settlements
 from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
 from refunds.models import Settlement, SettlementLine
 from refunds.settlements import fetching
+from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - the fixture
 from tests.support.factories import make_merchant, make_payment, make_refund
 
 START = datetime(2025, 1, 15, tzinfo=timezone.utc)
@@ -141,3 +142,34 @@ def test_a_list_prism_cut_short_keeps_its_whole_violations():
     assert violations_read(f'Too many violations! [{whole},{{"location":["resp') == [
         {"location": ["request", "body", "x"], "severity": "Error", "code": "type", "message": "m"}]
     assert violations_read("") == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_settlement_webhook_stores_the_payout_through_the_inbound_door(cashfree_double, live_server):
+    """Cashfree's SettlementWebhook (the description's schema, checked by the double) reaches
+    POST /acquirer/cashfree/webhooks: the settlement is stored and its events read from Cashfree,
+    linked to our payment; the same delivery again adds nothing."""
+    from payments.acquirer.cashfree.client import CashfreeClient, Customer, idempotency_key
+    from tests.acquirer_cashfree.double import CLIENT_SECRET
+
+    cashfree_double.webhook_url = live_server.url + "/acquirer/cashfree/webhooks"
+    payment = make_payment(make_merchant(), amount=10_050)
+    client = CashfreeClient(base_url=cashfree_double.base_url, client_id=cashfree_double.client_id,
+                            client_secret=CLIENT_SECRET, timeout=5)
+    order = client.create_order(order_id=payment.sabpaisa_txn_id, amount=10_050,
+                                customer=Customer(customer_id="cust_0001", phone="9876543210", email="a@example.in",
+                                                  name="Asha"),
+                                idempotency_key=idempotency_key(payment.sabpaisa_txn_id, "order"),
+                                return_url="https://gw.example/return", notify_url="https://gw.example/hook")
+    client.pay_upi_qr(payment_session_id=order.payment_session_id, idempotency_key=idempotency_key("q", "1"))
+    cashfree_double.settle_payment(payment.sabpaisa_txn_id, "SUCCESS", notify=False)
+    entity = cashfree_double.settle()
+    delivery = cashfree_double.send_webhook(cashfree_double.settlement_webhook(entity["cf_settlement_id"]))
+    assert delivery.status == 200, delivery.answer
+    settlement = Settlement.objects.get(processor_settlement_id=entity["cf_settlement_id"])
+    # 1.90 % of ₹100.50 is 190.95 paise: 191; GST 34.38: 34.
+    assert (settlement.gross, settlement.fees, settlement.tax, settlement.net) == (10_050, 191, 34, 9_825)
+    [line] = settlement.lines.all()
+    assert (line.payment, line.amount, line.fee, line.tax) == (payment, 10_050, 191, 34)
+    again = cashfree_double.send_webhook({}, body=delivery.body)
+    assert again.status == 200 and SettlementLine.objects.count() == 1

@@ -25,6 +25,8 @@ DERIVED_FROM = {
     "refund_collection": ["refund_collection.json"],
     "error": ["bad_request_error.json"],
     "event": ["fake_payment_authorized_webhook.json"],
+    "settlement": ["fake_settlement.json"],
+    "settlement_collection": ["settlement_collection.json", "settlement_collection_with_one_settlement.json"],
 }
 
 

@@ -45,6 +45,16 @@ class SandboxHarness:
                               "reference": answer.reference, "amount": payment.amount})
 
 
+    def pay_out(self, payment: Payment) -> None:
+        """The acquirer pays out what it approved (the sandbox: T+1, from our payment rows)."""
+        from django.utils import timezone
+
+        from payments.acquirer.sandbox import settlements
+
+        Payment.objects.filter(pk=payment.pk).update(status=Payment.Status.SUCCESS, completed_at=timezone.now())
+        settlements.payouts_make(timezone.now().astimezone(settlements.IST).date())
+
+
 class CashfreeHarness:
     name = "cashfree"
     card = CardInput(number="4111111111111111", expiry_month=12, expiry_year=2030, cvv="123")
@@ -79,6 +89,9 @@ class CashfreeHarness:
             connection.close()
         self.double.settle_payment(payment.sabpaisa_txn_id, "SUCCESS" if approved else "FAILED", notify=False)
 
+    def pay_out(self, payment: Payment) -> None:
+        self.double.settle()
+
     def unreachable(self, payment: Payment):
         from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
         from payments.acquirer.cashfree.client import CashfreeClient
@@ -99,4 +112,38 @@ class CashfreeHarness:
         return {"x-webhook-timestamp": timestamp, "x-webhook-signature": sign(CLIENT_SECRET, timestamp, body)}, body
 
 
-HARNESSES = {harness.name: harness for harness in (SandboxHarness, CashfreeHarness)}
+class RazorpayHarness:
+    name = "razorpay"
+    card = CardInput(number="4111111111111111", expiry_month=12, expiry_year=2030, cvv="123")
+    pending_vpa = "asha@okbank"
+
+    def __init__(self, request):
+        self.double = request.getfixturevalue("razorpay_double")
+
+    def acquirer(self):
+        return import_string(IMPLEMENTATIONS[self.name].adapter)()
+
+    def settle_card(self, payment: Payment, challenge_ref: str, *, approved: bool) -> str:
+        self.double.settle_payment(payment.sabpaisa_txn_id, "captured" if approved else "failed",
+                                   payment_id=challenge_ref, notify=False)
+        return ""  # Razorpay's issuer page took it; the gateway never sees an OTP
+
+    def pay_out(self, payment: Payment) -> None:
+        self.double.settle()
+
+    def unreachable(self, payment: Payment):
+        from payments.acquirer.razorpay.acquirer import RazorpayAcquirer
+        from payments.acquirer.razorpay.client import RazorpayClient
+
+        with socket.socket() as probe:  # a port nobody listens on
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        client = RazorpayClient(base_url=f"http://127.0.0.1:{port}/v1", key_id="x", key_secret="y", timeout=1)
+        return RazorpayAcquirer(client), payment
+
+    def delivery(self, payment: Payment, answer) -> tuple[dict, bytes]:
+        entity = self.double.newest_payment(payment.sabpaisa_txn_id)
+        return self.double.signed(self.double.payment_webhook(entity, "payment.captured"))
+
+
+HARNESSES = {harness.name: harness for harness in (SandboxHarness, CashfreeHarness, RazorpayHarness)}

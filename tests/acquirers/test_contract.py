@@ -24,9 +24,16 @@ from payments.acquirer.base import (
     NoticeRejected,
     Outcome,
     PaymentNotice,
+    SettlementEventFound,
+    SettlementFound,
 )
 from payments.models import Payment
+from refunds.models import SettlementLine
+from refunds.settlements.arithmetic import gst_on
+from refunds.settlements.fetching import settlements_fetch
+from refunds.settlements.reconcile import reconcile
 from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - a fixture of CashfreeHarness
+from tests.acquirer_razorpay.double import razorpay_double  # noqa: F401 - a fixture of RazorpayHarness
 from tests.acquirers.harnesses import HARNESSES
 from tests.support.factories import make_merchant, make_payment
 
@@ -114,6 +121,27 @@ def test_approve(harness, payment):
     answer = approved(harness, acquirer, payment)
     # The status query of the same call says the same.
     assert acquirer.call_status(payment=payment, step="card_verify_otp").reference == answer.reference
+
+
+def test_a_payout_reads_back_as_neutral_settlement_values(harness, payment):
+    """What the acquirer paid out for an approved payment, through the protocol: one settlement
+    whose payment event names the payment by our txn id, with its amount, fee and the GST on it,
+    and a net that is the gross less both."""
+    acquirer = harness.acquirer()
+    approved(harness, acquirer, payment)
+    harness.pay_out(payment)
+    [settlement] = acquirer.settlements_list(start=None, end=None).items
+    assert isinstance(settlement, SettlementFound) and settlement.settlement_id and settlement.utr
+    [event] = acquirer.settlement_events(settlement_id=settlement.settlement_id).items
+    assert isinstance(event, SettlementEventFound)
+    assert (event.kind, event.order_ref, event.amount) == ("payment", payment.sabpaisa_txn_id, payment.amount)
+    assert event.tax == gst_on(event.fee)
+    assert (settlement.gross, settlement.fees, settlement.tax) == (event.amount, event.fee, event.tax)
+    assert settlement.net == event.amount - event.fee - event.tax
+    # Stored by the fetch, linked to the payment, and nothing for the reconciliation to report.
+    assert settlements_fetch(acquirer).lines_added == 1
+    assert SettlementLine.objects.get().payment_id == payment.pk
+    assert reconcile().total == 0
 
 
 def test_decline(harness, payment):

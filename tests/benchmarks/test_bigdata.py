@@ -102,6 +102,9 @@ def test_refunds_follow_their_table_and_never_exceed_the_payment(filled):
             committed[payment.pk] += refund.amount
             assert committed[payment.pk] <= payment.paid_amount
     assert statuses == {R.SUCCESS, R.FAILED} or statuses == {R.SUCCESS, R.FAILED, R.INITIATED}
+    # No two of a merchant's refunds share an instant: the list's order is the time's, not a tie's.
+    times = list(Refund.objects.values_list("merchant_id", "created_at"))
+    assert len(set(times)) == len(times)
 
 
 def test_webhooks_exist_exactly_for_final_statuses_within_retention(filled):

@@ -20,7 +20,7 @@ PAGE = ROOT / "docs" / "errors.md"
 PACKAGES = ("gateway", "payments", "refunds", "tokens", "webhooks")
 # The README's merchant guides, less the engineering notes (decisions, testing), plus the two
 # guides it links from elsewhere.
-ENGINEERING = {"docs/decisions.md", "docs/testing.md"}
+ENGINEERING = {"docs/decisions.md", "docs/testing.md", "docs/performance.md", "docs/performance-plans.md"}
 ALSO_GUIDES = {"docs/going-live.md", "docs/security.md"}
 ENVELOPE_CALL = re.compile(r'\benvelope\(\s*"([A-Z0-9_]+)"[^\n]*?,\s*([1-5]\d\d)\b')
 

@@ -248,5 +248,5 @@ def test_database_errors_reaching_a_request_are_counted():
 
 
 def test_the_processor_headroom_gauge_is_one_obvious_place_to_set():
-    metrics.processor_ratelimit_headroom.labels("cashfree").set(0.25)
-    assert value("gateway_processor_ratelimit_headroom_ratio", acquirer="cashfree") == 0.25
+    metrics.processor_ratelimit_headroom.labels("cashfree", "limiter").set(0.25)
+    assert value("gateway_processor_ratelimit_headroom_ratio", acquirer="cashfree", source="limiter") == 0.25

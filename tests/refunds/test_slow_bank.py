@@ -45,7 +45,7 @@ class ScriptedBank:
 @pytest.fixture
 def bank(monkeypatch):
     bank = ScriptedBank()
-    monkeypatch.setattr(submission, "get_acquirer", lambda: bank)
+    monkeypatch.setattr(submission, "acquirer_for", lambda payment: bank)  # the acquirer that took the payment
     return bank
 
 

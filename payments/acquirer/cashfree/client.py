@@ -6,14 +6,17 @@ Why direct HTTP and not PyPI `cashfree-pg`: the official client is generated cod
 the client id, secret and environment in class attributes (`Cashfree.XClientId = ...`), one set
 per process, shared by every thread; its per-call timeouts and errors are urllib3's, so the
 three outcomes a payment needs told apart (declined / no answer / refused request) would be
-re-derived from its exceptions anyway; and it would be a new dependency of the whole gateway
-for six HTTP calls. The standard library's http.client does those calls with the guarantees
-below, in a module short enough to read in one sitting.
+re-derived from its exceptions anyway. The calls go over urllib3's connection pool (the
+library under requests and the SDK, see "the connections" below) with the guarantees below, in
+a module short enough to read in one sitting.
 
 Guarantees, like webhooks/transport.py's:
 
-- Every call is bounded by `timeout` seconds from connect to the last byte read: a watchdog
-  shuts the socket down, so a server that trickles bytes cannot hold a worker past it.
+- Connections are kept alive and reused: a bounded pool per process and Cashfree address
+  (POOL_CONNECTIONS), so a call pays for a TLS handshake only when no idle connection is left.
+- Every call is bounded by `timeout` seconds from asking the pool for a connection to the last
+  byte read: a watchdog shuts the socket down, so a server that trickles bytes cannot hold a
+  worker past it.
 - Redirects are never followed (a 3xx is CashfreeUnavailable).
 - Every create (order, order pay, refund) carries the caller's `x-idempotency-key`: the caller
   derives it from its own row so that asking again after a timeout cannot pay twice.
@@ -38,6 +41,7 @@ import ipaddress
 import json
 import logging
 import math
+import os
 import socket
 import threading
 import time
@@ -48,9 +52,10 @@ from decimal import Decimal
 from typing import Any, Callable
 from urllib.parse import quote, urlsplit
 
+import urllib3
 from django.views.decorators.debug import sensitive_variables
 
-from gateway.core.metrics import acquirer_call_timed
+from gateway.core.metrics import acquirer_call_timed, processor_ratelimit_headroom
 from payments.acquirer.limits import LimitReached, call_permit, limit_lowered
 from payments.cards import CardInput
 
@@ -240,6 +245,15 @@ def _paise(value: Any) -> int | None:
 # x-ratelimit-limit it announces (payments.acquirer.limits).
 DOCUMENTED_CALLS_PER_MINUTE = 200
 LIMIT_SHARE = 0.75
+# Of each window of that limit, the share new orders may take (payments.acquirer.limits,
+# call_permit's `share`): the rest is for the order pays, status queries and refunds that
+# finish payments already started.
+NEW_ORDER_SHARE = 0.5
+# How long a call may wait for the next window of the account's limit before it is refused
+# (LimitReached, Retry-After). Not the whole call's time: in a burst every waiting call holds a
+# web worker, and the requests behind them queue until they time out (benchmarks/acquirer_burst.py:
+# with the ten seconds of a whole call, 118 of 180 requests got no answer within a minute).
+LIMIT_WAIT_SECONDS = 1.0
 
 
 class _Throttled(Exception):
@@ -262,7 +276,10 @@ class CashfreeClient:
     calls_per_minute = int(DOCUMENTED_CALLS_PER_MINUTE * LIMIT_SHARE)
 
     def __init__(self, *, base_url: str, client_id: str, client_secret: str,
-                 api_version: str = API_VERSION, timeout: float = DEFAULT_TIMEOUT_SECONDS):
+                 api_version: str = API_VERSION, timeout: float = DEFAULT_TIMEOUT_SECONDS,
+                 ssl_context=None):
+        """`ssl_context`: the TLS settings of the connections (None: the system's trusted CAs;
+        a benchmark's local double passes one trusting its own certificate)."""
         parts = urlsplit(base_url)
         if parts.scheme not in ("https", "http") or not parts.hostname:
             raise ValueError(f"CASHFREE_BASE_URL must be an https address, not {base_url!r}")
@@ -280,6 +297,7 @@ class CashfreeClient:
         self._client_secret = client_secret
         self._api_version = api_version
         self.timeout = float(timeout)
+        self._ssl_context = ssl_context
 
     def __repr__(self) -> str:  # the secret never reaches a log or a traceback
         return f"CashfreeClient({self._scheme}://{self._host}{self._prefix}, client_id={self._client_id})"
@@ -316,8 +334,10 @@ class CashfreeClient:
             body["order_expiry_time"] = expires_at.isoformat()
         if note:
             body["order_note"] = note
+        # A new order is followed by its order pay: it may take only part of a window of the
+        # account's limit, so that the order pays of orders already made find room in a burst.
         return self._call("POST", "/orders", body=body, idempotency_key=idempotency_key,
-                          read=self._order)
+                          read=self._order, limit_share=NEW_ORDER_SHARE)
 
     def get_order(self, order_id: str) -> Order:
         return self._call("GET", f"/orders/{quote(order_id, safe='')}", read=self._order)
@@ -397,6 +417,16 @@ class CashfreeClient:
     def get_refund(self, order_id: str, refund_id: str) -> Refund:
         path = f"/orders/{quote(order_id, safe='')}/refunds/{quote(refund_id, safe='')}"
         return self._call("GET", path, read=self._refund)
+
+    # -- the sandbox's simulation (manage.py acquirer_smoke) ----------------------------------
+
+    def simulate_payment(self, *, cf_payment_id: str, status: str, idempotency_key: str) -> dict:
+        """Sandbox only: Cashfree's `POST /simulate` ends payment `cf_payment_id` (order pay's
+        id, the description's "transactionId") as `status` (SUCCESS, FAILED, PENDING,
+        USER_DROPPED), as a bank would, with its webhook. Answers the SimulationResponse."""
+        body = {"entity": "PAYMENTS", "entity_id": cf_payment_id, "entity_simulation": {"payment_status": status}}
+        return self._call("POST", "/simulate", body=body, idempotency_key=idempotency_key,
+                          read=lambda answer: answer if isinstance(answer, dict) else {})
 
     # -- disputes ------------------------------------------------------------------------------
     # The entities are read by disputes.py (the one reading, shared with the dispute webhooks);
@@ -605,13 +635,22 @@ class CashfreeClient:
         return headers
 
     @sensitive_variables("kwargs")
-    def _call(self, method: str, path: str, **kwargs) -> Any:
+    def _call(self, method: str, path: str, *, limit_share: float = 1.0, **kwargs) -> Any:
         """One call within the account's shared outbound limit (payments.acquirer.limits), the
         whole of it, waits included, within `timeout`: a 429 is asked again once after its
         x-ratelimit-retry when that fits; otherwise LimitReached (no answer, Retry-After)."""
         budget = time.monotonic() + self.timeout
         for attempt in (1, 2):
-            call_permit(self._client_id, calls_per_minute=self.calls_per_minute, deadline=budget)
+            # Waiting for the limit's next window holds the caller (a web worker, in S2S) for
+            # at most LIMIT_WAIT_SECONDS of its time: past that it is refused with Retry-After.
+            try:
+                left = call_permit(self._client_id, calls_per_minute=self.calls_per_minute, share=limit_share,
+                                   deadline=min(budget, time.monotonic() + LIMIT_WAIT_SECONDS))
+            except LimitReached:
+                processor_ratelimit_headroom.labels("cashfree", "limiter").set(0)
+                raise
+            if left is not None:
+                processor_ratelimit_headroom.labels("cashfree", "limiter").set(left)
             try:
                 return self._call_once(method, path, **kwargs)
             except _Throttled as throttled:
@@ -623,11 +662,18 @@ class CashfreeClient:
 
     def _adjust(self, headers: dict[str, str]) -> None:
         # Cashfree's x-ratelimit-limit is the account's allowance per minute (its docs): keep
-        # every process below it, as below the documented one.
+        # every process below it, as below the documented one. With x-ratelimit-remaining, what
+        # is left of it is the headroom gauge's "processor" source.
         try:
             announced = int(headers.get("x-ratelimit-limit", ""))
         except ValueError:
             return
+        try:
+            remaining = int(headers.get("x-ratelimit-remaining", ""))
+        except ValueError:
+            remaining = None
+        if announced > 0 and remaining is not None:
+            processor_ratelimit_headroom.labels("cashfree", "processor").set(min(1.0, max(0.0, remaining / announced)))
         if 0 < announced and announced * LIMIT_SHARE < self.calls_per_minute:
             limit_lowered(self._client_id, max(1, int(announced * LIMIT_SHARE)))
 
@@ -709,48 +755,129 @@ class CashfreeClient:
     @sensitive_variables("headers", "payload")
     def _exchange(self, method: str, path: str, headers: dict[str, str],
                   payload: bytes | None) -> tuple[int, dict[str, str], bytes]:
-        """One request on a fresh connection, bounded end to end by self.timeout."""
-        connection_class = (http.client.HTTPSConnection if self._scheme == "https"
-                            else http.client.HTTPConnection)
-        connection = connection_class(self._host, self._port, timeout=self.timeout)
+        """One request on a kept-alive connection of the process's pool (a new one when none is
+        idle), bounded end to end by self.timeout: a watchdog shuts down whichever connection
+        the call is using when the time is up, waiting for a free connection included."""
+        pool = _pool(self._scheme, self._host, self._port, self._ssl_context)
         timed_out = threading.Event()
-        # Our own reference: http.client hands the socket over to the response (and sets
-        # connection.sock to None) when the server will close after answering.
-        opened: list[socket.socket] = []
+        using: list[socket.socket] = []  # the sockets this call sends on (_Watched.request)
 
         def watchdog() -> None:
             timed_out.set()
-            for sock in opened:
+            for sock in using:
                 try:
                     sock.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
 
+        started = time.monotonic()
         timer = threading.Timer(self.timeout, watchdog)
         timer.daemon = True
         timer.start()
+        _watching.sockets = using
+        response = None
         try:
-            connection.connect()
-            opened.append(connection.sock)
-            if timed_out.is_set():
-                raise TimeoutError("the call ran past its timeout")
-            connection.request(method, path, body=payload, headers=headers)
-            response = connection.getresponse()
+            response = pool.urlopen(
+                method, path, body=payload, headers=headers, retries=False, redirect=False,
+                timeout=urllib3.Timeout(connect=self.timeout, read=self.timeout),
+                pool_timeout=max(0.001, self.timeout - (time.monotonic() - started)),
+                preload_content=False, release_conn=False, decode_content=False)
             data = response.read(MAX_RESPONSE_BYTES + 1)
             if len(data) > MAX_RESPONSE_BYTES:
                 raise CashfreeBadResponse("Cashfree's answer was larger than we read",
                                           status=response.status)
-            response_headers = {key.lower(): value for key, value in response.getheaders()}
             if timed_out.is_set():
                 raise TimeoutError("the call ran past its timeout")
-            return response.status, response_headers, data
+            response_headers = {key.lower(): value for key, value in response.headers.items()}
+            status = response.status
+            response.release_conn()  # read to its end: the connection is kept for the next call
+            response = None
+            return status, response_headers, data
+        except urllib3.exceptions.HTTPError as exc:
+            if timed_out.is_set():
+                raise TimeoutError("the call ran past its timeout") from None
+            raise ConnectionError(f"{type(exc).__name__}") from None
         except (OSError, http.client.HTTPException):
             if timed_out.is_set():
                 raise TimeoutError("the call ran past its timeout") from None
             raise
         finally:
             timer.cancel()
-            connection.close()
+            _watching.sockets = None
+            if response is not None:  # not read to its end: the connection is not reused
+                response.close()
+                response.release_conn()
+
+
+# -- the connections ---------------------------------------------------------------------------
+#
+# Why urllib3: it is the HTTP library under requests and the Cashfree SDK, kept by a team that
+# fixes its TLS and parsing bugs for most of Python, and its connection pool is exactly what we
+# need (a bounded set of keep-alive connections per host, a dropped one noticed before reuse,
+# no retries or redirects unless asked). http.client alone would mean writing that pool here.
+# What urllib3 does not do is bound a call end to end (its timeouts are per socket operation,
+# so a server trickling bytes could hold a worker for minutes): the watchdog in _exchange keeps
+# that guarantee, over the connection the call sends on.
+
+# Connections kept per process and Cashfree address: a sync web worker makes one call at a
+# time, a threaded one a few; a call finding all of them busy waits for one within its time.
+POOL_CONNECTIONS = 8
+
+_watching = threading.local()
+
+
+class _Watched:
+    """A pool connection that tells the current call's watchdog which socket it sends on."""
+
+    def request(self, *args, **kwargs):
+        # The socket itself, not the connection: http.client hands the socket over to the
+        # response (and sets .sock to None) when the server says it will close.
+        sockets = _watching.__dict__.get("sockets")
+        if sockets is not None and self.sock is not None:
+            sockets.append(self.sock)  # a kept-alive connection, reused
+        try:
+            return super().request(*args, **kwargs)
+        finally:
+            if sockets is not None and self.sock is not None:
+                sockets.append(self.sock)  # connected by this request
+
+
+class _WatchedHTTPConnection(_Watched, urllib3.connection.HTTPConnection):
+    pass
+
+
+class _WatchedHTTPSConnection(_Watched, urllib3.connection.HTTPSConnection):
+    pass
+
+
+class _HTTPPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _WatchedHTTPConnection
+
+
+class _HTTPSPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+_pools: dict[tuple, urllib3.HTTPConnectionPool] = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(scheme: str, host: str, port: int | None, ssl_context) -> urllib3.HTTPConnectionPool:
+    """This process's pool for one Cashfree address (a forked worker makes its own: a connection
+    is never shared between processes). `ssl_context` None: the system's trusted CAs."""
+    key = (os.getpid(), scheme, host, port, id(ssl_context))
+    pool = _pools.get(key)
+    if pool is None:
+        with _pools_lock:
+            pool = _pools.get(key)
+            if pool is None:
+                if scheme == "https":
+                    pool = _HTTPSPool(host, port, maxsize=POOL_CONNECTIONS, block=True, retries=False,
+                                      ssl_context=ssl_context)
+                else:
+                    pool = _HTTPPool(host, port, maxsize=POOL_CONNECTIONS, block=True, retries=False)
+                _pools[key] = pool
+    return pool
 
 
 def payment_entity(item: Any) -> Payment:
@@ -812,3 +939,9 @@ def multipart_form(fields: dict[str, str], *, file: tuple[str, str, str, bytes])
                  f"Content-Type: {content_type}\r\n\r\n".encode() + content + b"\r\n")
     parts.append(f"--{boundary}--\r\n".encode())
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
+def settlement_entity(item: Any) -> Settlement:
+    """Cashfree's settlement entity (a settlements call's item, a settlement webhook's
+    `data.settlement`). CashfreeBadResponse without a cf_settlement_id or with a bad amount."""
+    return CashfreeClient._settlement(item)

@@ -45,10 +45,12 @@ from payments.acquirer.base import (
     NoticeRejected,
     PaymentNotice,
     RefundNotice,
+    SettlementNotice,
 )
 
 from . import answers
-from .client import CashfreeClient, payment_entity, refund_entity
+from .client import CashfreeClient, payment_entity, refund_entity, settlement_entity
+from .settlements import settlement_found
 from .disputes import dispute_found
 from .errors import CashfreeError
 from .money import rupees_to_paise
@@ -141,7 +143,7 @@ def _final(answer_of, entity):
         return None
 
 
-def notice_parse(payload: dict) -> PaymentNotice | RefundNotice | DisputeNotice | None:
+def notice_parse(payload: dict) -> PaymentNotice | RefundNotice | DisputeNotice | SettlementNotice | None:
     """A verified payment, refund or dispute webhook as a PaymentNotice, RefundNotice or
     DisputeNotice; None for any other (Cashfree's other event types), or one without what it
     needs to be matched. A dispute webhook's `data.dispute` is read by disputes.py, as the
@@ -152,6 +154,13 @@ def notice_parse(payload: dict) -> PaymentNotice | RefundNotice | DisputeNotice 
             return DisputeNotice(dispute_found(data["dispute"], order=data.get("order_details")))
         except CashfreeError as exc:
             raise NoticeMalformed(f"dispute webhook: {exc}") from None
+    if isinstance(data.get("settlement"), dict):
+        # The description's SettlementWebhook: data.settlement is a SettlementEntity, read as
+        # the settlements call's answer is.
+        try:
+            return SettlementNotice(settlement_found(settlement_entity(data["settlement"])))
+        except CashfreeError as exc:
+            raise NoticeMalformed(f"settlement webhook: {exc}") from None
     if isinstance(data.get("refund"), dict):
         refund = refund_entity(data["refund"])
         answer = _final(answers.refund_answer, refund) if refund.status in answers.REFUND_FINAL else None

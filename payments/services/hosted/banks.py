@@ -9,8 +9,9 @@ from django.utils import timezone
 
 from gateway.core.errors import NotFound, ValidationError
 from gateway.core.ids import random_string
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_for
 from payments.acquirer.base import AcquirerError, Outcome
+from payments.services.routing import routed_answer, routed_call
 from payments.models import Payment
 from payments.services.acquirer_answers import acquirer_return_url
 from payments.services.call_budget import answer_keep, answer_kept, checkout_call_take
@@ -54,8 +55,10 @@ def hosted_bank_open(*, payment: Payment, mode: str, bank_code: str) -> Started:
     checkout_call_take(payment, new_attempt=True)
     payment = hosted_bank_start(payment=payment, mode=mode, bank_code=bank_code)
     try:
-        answer = get_acquirer().bank_redirect(payment=payment, mode=mode, bank_code=bank_code,
-                                              return_url=acquirer_return_url(payment))
+        answer = routed_answer(routed_call(
+            payment, mode, lambda acquirer: acquirer.bank_redirect(
+                payment=payment, mode=mode, bank_code=bank_code, return_url=acquirer_return_url(payment)),
+            step="bank_redirect"))
     except AcquirerError as exc:
         return Started(_start_failed(payment, exc))
     if answer.outcome == Outcome.PENDING and not answer.link:
@@ -83,7 +86,7 @@ def hosted_bank_complete(*, payment: Payment, approved: bool) -> Payment:
     when the acquirer did not answer (the payment stays PROCESSING)."""
     payment = _claim(payment, modes=BANK_MODES, target=S.SUCCESS if approved else S.FAILED, field="decision")
     try:
-        answer = get_acquirer().bank_authorize(payment=payment, bank_code=payment.bank_code, approved=approved)
+        answer = acquirer_for(payment).bank_authorize(payment=payment, bank_code=payment.bank_code, approved=approved)
     except AcquirerError as exc:
         _acquirer_no_answer(payment.pk, "bank_authorize", exc, field="decision")
     return step_answer_apply(payment, "bank_authorize", answer)
@@ -108,7 +111,7 @@ def transfer_details(payment: Payment) -> dict:
     one the acquirer gave for this attempt a moment ago when it is kept (each view of the
     challan would otherwise ask again), else asked: a call of the checkout's budget. Raises
     AcquirerError when the acquirer could not say, CallBudgetSpent past the budget."""
-    account = answer_kept(payment, TRANSFER_ACCOUNT, lambda: get_acquirer().transfer_details(
+    account = answer_kept(payment, TRANSFER_ACCOUNT, lambda: acquirer_for(payment).transfer_details(
         payment=payment, return_url=acquirer_return_url(payment)))
     return {
         "beneficiary": account.beneficiary,
@@ -141,7 +144,7 @@ def hosted_transfer_start(*, payment: Payment, mode: str) -> Payment:
         # The account is asked for now, so an acquirer that cannot give one fails the attempt
         # here rather than leave it open for days with nowhere to pay; the challan that follows
         # shows this answer (transfer_details).
-        account = get_acquirer().transfer_details(payment=payment, return_url=acquirer_return_url(payment))
+        account = acquirer_for(payment).transfer_details(payment=payment, return_url=acquirer_return_url(payment))
     except AcquirerError as exc:
         try:
             return _start_failed(payment, exc)
@@ -164,7 +167,7 @@ def hosted_transfer_received(*, reference: str) -> Payment:
         raise NotFound("no open transfer has that reference")
     payment = _claim(payment, modes=TRANSFER_MODES, target=S.SUCCESS, field="reference")
     try:
-        answer = get_acquirer().transfer_received(payment=payment, amount=payment.amount)
+        answer = acquirer_for(payment).transfer_received(payment=payment, amount=payment.amount)
     except AcquirerError as exc:
         # Funds that could not be matched stay with the bank; the payment stays open.
         acquirer_call_release(payment.pk)

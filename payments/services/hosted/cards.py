@@ -12,10 +12,11 @@ from django.conf import settings
 from django.db import transaction
 from django.views.decorators.debug import sensitive_variables
 
-from payments.acquirer import get_acquirer
 from gateway.core.errors import PaymentFailed, ProcessingError, ServiceUnavailable, ValidationError
 from gateway.core.transactions import ensure_no_transaction
+from payments.acquirer import acquirer_for, get_acquirer
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
+from payments.services.routing import routed_answer, routed_call
 from payments.cards import CardInput
 from payments.locks import lock_payment
 from payments.models import Payment
@@ -105,7 +106,7 @@ def hosted_card_fields_open(*, payment: Payment) -> str:
                                       detail={"method": "CARD", "via": "card fields"})
     payment = Payment.objects.select_related("merchant").get(pk=payment.pk)
     try:
-        answer = get_acquirer().card_fields_open(payment=payment, return_url=acquirer_return_url(payment))
+        answer = acquirer_for(payment).card_fields_open(payment=payment, return_url=acquirer_return_url(payment))
     except AcquirerError as exc:
         logger.warning("acquirer did not open card fields for payment %s: %s", payment.sabpaisa_txn_id,
                        type(exc).__name__)
@@ -148,8 +149,9 @@ def hosted_card_start(*, payment: Payment, card: CardInput, save_card: bool = Fa
         elif payment.attempt > 1:
             token_services.card_consent_forget(payment_pk=payment.pk)  # an earlier attempt's card
         try:
-            answer = get_acquirer().card_authorize(payment=payment, card=card,
-                                                   return_url=acquirer_return_url(payment))
+            answer = routed_answer(routed_call(
+                payment, "CARD", lambda acquirer: acquirer.card_authorize(
+                    payment=payment, card=card, return_url=acquirer_return_url(payment)), step="card_authorize"))
         except AcquirerError as exc:
             return Started(_authorisation_failed(payment.pk, exc))
         start_answer_record(payment=payment, step="card_authorize", answer=answer)
@@ -220,7 +222,7 @@ def hosted_card_verify_otp(*, payment: Payment, otp: str) -> Payment:
     ServiceUnavailable (otp) when the acquirer did not answer (the payment stays PROCESSING)."""
     payment = _claim(payment, modes=(M.CARD,), target=S.SUCCESS, field="otp", challenge=True)
     try:
-        answer = get_acquirer().card_verify_otp(payment=payment, otp=otp, challenge_ref=payment.card_challenge_ref)
+        answer = acquirer_for(payment).card_verify_otp(payment=payment, otp=otp, challenge_ref=payment.card_challenge_ref)
     except AcquirerError as exc:
         _acquirer_no_answer(payment.pk, "card_verify_otp", exc, field="otp")
     return step_answer_apply(payment, "card_verify_otp", answer)

@@ -8,8 +8,9 @@ import re
 from django.db import transaction
 
 from gateway.core.errors import ValidationError
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_for, acquirer_named
 from payments.locks import lock_payment
+from payments.services.routing import merchant_acquirers
 from payments.lookups import mobile_digits
 from payments.models import Payment, PaymentEvent
 from payments.services.transitions import payment_note
@@ -31,7 +32,12 @@ def indian_mobile(raw: str) -> str:
 def customer_phone_needed(payment: Payment) -> bool:
     """Whether the checkout must ask the customer for a mobile number before a method starts:
     the acquirer requires one and the payment has none it can send."""
-    return get_acquirer().requires_customer_phone and not mobile_digits(payment.customer_phone)
+    if mobile_digits(payment.customer_phone):
+        return False
+    if payment.acquirer:
+        return acquirer_for(payment).requires_customer_phone
+    # Not routed yet: any acquirer its routes may send it to.
+    return any(acquirer_named(name).requires_customer_phone for name in merchant_acquirers(payment.merchant_id))
 
 
 @transaction.atomic(durable=True)

@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_for
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
@@ -100,7 +100,7 @@ def hosted_acquirer_return(*, payment: Payment) -> Payment:
     payment = _claim(payment, modes=(payment.payment_mode,), target=S.SUCCESS, field="status",
                      challenge=payment.payment_mode == M.CARD and not fields)
     try:
-        answer = get_acquirer().call_status(payment=payment, step=step)
+        answer = acquirer_for(payment).call_status(payment=payment, step=step)
     except AcquirerRefused as exc:
         acquirer_call_release(payment.pk)
         _return_note_once(payment, {"step": f"{step}_return", "outcome": "no such payment",

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('payments', '0021_sandbox_disputes'),
+        ('payments', '0023_acquirer_route'),
     ]
 
     operations = [

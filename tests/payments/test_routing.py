@@ -1,0 +1,179 @@
+"""Routing across two acquirers (issue 33): a merchant's ordered choice per method, the one safe
+failover at order creation, and every later call about a payment going to the acquirer that took
+it. Both acquirers are their stateful doubles over real HTTP on loopback."""
+from __future__ import annotations
+
+import pytest
+
+from payments.admin import AcquirerRouteForm
+from payments.acquirer import acquirer_for
+from payments.models import AcquirerRoute, Payment, PaymentEvent
+from payments.services.routing import route_for
+from payments.services.upi import hosted_upi_intent
+from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - a fixture
+from tests.acquirer_razorpay.double import razorpay_double  # noqa: F401 - a fixture
+from tests.payments.s2s.conftest import post, s2s_merchant  # noqa: F401 - fixtures
+from tests.support.factories import make_payment, signed_body
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def both(settings, cashfree_double, razorpay_double):
+    """Cashfree configured (the default), Razorpay enabled beside it: both doubles running."""
+    from payments.acquirer import _load
+
+    settings.GATEWAY_ACQUIRER = "cashfree"
+    settings.GATEWAY_ACQUIRERS = ["cashfree", "razorpay"]
+    _load.cache_clear()
+    return cashfree_double, razorpay_double
+
+
+def route(merchant, method, acquirers):
+    AcquirerRoute.objects.create(merchant_id=merchant.pk if hasattr(merchant, "pk") else merchant.merchant.pk,
+                                 method=method, acquirers=acquirers)
+
+
+def merchant_of(test_merchant):
+    return test_merchant.merchant
+
+
+def register_event(payment: Payment) -> dict:
+    return payment.events.get(kind=PaymentEvent.Kind.ACQUIRER, detail__step="upi_register").detail
+
+
+def test_without_a_route_the_configured_acquirer_takes_everything(both, s2s_merchant):
+    assert route_for(merchant_of(s2s_merchant).pk, "UPI") == ["cashfree"]
+
+
+def test_the_method_row_wins_over_the_merchants_default_and_unusable_names_are_skipped(both, s2s_merchant, settings):
+    merchant = merchant_of(s2s_merchant)
+    route(merchant, "ANY", "cashfree,razorpay")
+    route(merchant, "UPI", "razorpay,sandbox,cashfree")
+    assert route_for(merchant.pk, "UPI") == ["razorpay", "cashfree"]  # sandbox: not enabled here
+    assert route_for(merchant.pk, "CARD") == ["cashfree", "razorpay"]
+    assert route_for(merchant.pk, "NEFT") == ["cashfree"]  # Razorpay does not carry NEFT
+
+
+def test_s2s_upi_goes_to_the_first_of_the_route(both, post, s2s_merchant):
+    cashfree, razorpay = both
+    route(merchant_of(s2s_merchant), "UPI", "razorpay,cashfree")
+    response = post(s2s_merchant, signed_body(s2s_merchant, paymentMode="UPI_INTENT"))
+    assert response.status_code == 201, response.content
+    payment = Payment.objects.get(payment_id=response.json()["paymentId"])
+    assert payment.acquirer == "razorpay" and response.json()["intentUrl"].startswith("upi://pay?pa=razorpay")
+    assert register_event(payment)["route"] == {"tried": ["razorpay"], "why": "first of the route for UPI",
+                                                "failed": []}
+    assert cashfree.calls == []
+
+
+@pytest.mark.parametrize("failure", ["5xx", "refused connection", "429"])
+def test_a_technical_failure_at_order_creation_fails_over_once_to_the_next(both, post, s2s_merchant, failure):
+    cashfree, razorpay = both
+    if failure == "5xx":
+        razorpay.unavailable = True
+    elif failure == "429":
+        razorpay.throttled = 60
+    else:
+        razorpay.stop()
+    route(merchant_of(s2s_merchant), "UPI", "razorpay,cashfree")
+    response = post(s2s_merchant, signed_body(s2s_merchant, paymentMode="UPI_QR"))
+    assert response.status_code == 201, response.content
+    payment = Payment.objects.get(payment_id=response.json()["paymentId"])
+    assert payment.acquirer == "cashfree"
+    assert response.json()["upiQrString"].startswith("upi://pay?pa=cashfree@double")
+    story = register_event(payment)
+    assert story["acquirer"] == "cashfree" and story["route"]["tried"] == ["razorpay", "cashfree"]
+    assert story["route"]["failed"][0]["acquirer"] == "razorpay"
+    assert story["route"]["why"].startswith("failover: razorpay")
+    # Every later call about it goes to Cashfree.
+    assert acquirer_for(payment).name == "cashfree"
+
+
+def test_a_refusal_is_an_answer_not_a_failure_and_never_fails_over(both, post, s2s_merchant):
+    cashfree, razorpay = both
+    razorpay.refuse_payments = True
+    route(merchant_of(s2s_merchant), "UPI", "razorpay,cashfree")
+    response = post(s2s_merchant, signed_body(s2s_merchant, paymentMode="UPI_QR"))
+    assert (response.status_code, response.json()["errorCode"]) == (400, "PAYMENT_FAILED")
+    assert cashfree.calls == [] and not Payment.objects.exists()
+
+
+def test_both_failing_is_unavailable_and_each_is_asked_once(both, post, s2s_merchant):
+    cashfree, razorpay = both
+    razorpay.unavailable = cashfree.unavailable = True
+    route(merchant_of(s2s_merchant), "UPI", "razorpay,cashfree")
+    response = post(s2s_merchant, signed_body(s2s_merchant, paymentMode="UPI_QR"))
+    assert response.json()["errorCode"] == "SERVICE_UNAVAILABLE"
+    assert len(razorpay.calls) == 1  # its first call (finding the order) failed: not asked again
+    assert len([c for c in cashfree.calls if c.path.endswith("/orders")]) == 1
+    assert not Payment.objects.exists()
+
+
+def test_hosted_upi_fails_over_on_the_same_attempt_and_stays_there(both, s2s_merchant):
+    cashfree, razorpay = both
+    merchant = merchant_of(s2s_merchant)
+    route(merchant, "UPI", "razorpay,cashfree")
+    payment = make_payment(merchant, status=Payment.Status.PENDING, amount=25000)
+    Payment.objects.filter(pk=payment.pk).update(customer_phone="9876543210", customer_email="asha@example.in")
+    razorpay.unavailable = True
+    payment = hosted_upi_intent(payment_id=payment.pk)
+    assert (payment.status, payment.acquirer, payment.attempt) == (Payment.Status.PROCESSING, "cashfree", 1)
+    event = payment.events.get(kind=PaymentEvent.Kind.ACQUIRER, detail__step="upi_intent")
+    assert event.detail["upi_link"].startswith("upi://pay?pa=cashfree@double")
+    assert event.detail["route"]["why"].startswith("failover: razorpay")
+    # Razorpay back: the payment stays with the acquirer whose link the customer holds.
+    razorpay.unavailable = False
+    assert acquirer_for(payment).name == "cashfree"
+
+
+def test_a_notice_of_another_acquirer_than_the_payments_is_not_applied(both, s2s_merchant):
+    from django.test import Client
+
+    cashfree, razorpay = both
+    merchant = merchant_of(s2s_merchant)
+    route(merchant, "UPI", "cashfree")
+    payment = make_payment(merchant, status=Payment.Status.PENDING, amount=25000)
+    Payment.objects.filter(pk=payment.pk).update(customer_phone="9876543210", customer_email="asha@example.in")
+    payment = hosted_upi_intent(payment_id=payment.pk)
+    assert payment.acquirer == "cashfree"
+    forged_order = {"id": "pay_X", "entity": "payment", "amount": 25000, "currency": "INR", "status": "captured",
+                    "amount_refunded": 0, "refund_status": None, "error_code": None, "error_description": None,
+                    "notes": {"sabpaisa_txn_id": payment.sabpaisa_txn_id}, "created_at": 1}
+    headers, body = razorpay.signed({"entity": "event", "event": "payment.captured", "contains": ["payment"],
+                                     "payload": {"payment": {"entity": forged_order}},
+                                     "created_at": __import__("time").time().__int__()})
+    answer = Client().post("/acquirer/razorpay/webhooks", body, content_type="application/json",
+                           HTTP_X_RAZORPAY_SIGNATURE=headers["X-Razorpay-Signature"])
+    assert answer.status_code == 200 and answer.json()["status"] == "IGNORED"
+    payment.refresh_from_db()
+    assert payment.status == Payment.Status.PROCESSING
+
+
+@pytest.mark.parametrize("method, acquirers, error", [
+    ("UPI", "razorpay,paypal", "Not enabled here: paypal"),
+    ("NEFT", "razorpay", "razorpay does not carry NEFT"),
+    ("UPI", "cashfree,cashfree", "named twice"),
+])
+def test_the_console_refuses_a_route_it_cannot_honour(both, s2s_merchant, method, acquirers, error):
+    form = AcquirerRouteForm(data={"merchant": merchant_of(s2s_merchant).pk, "method": method, "acquirers": acquirers})
+    assert not form.is_valid() and error in str(form.errors)
+
+
+def test_the_console_takes_an_ordered_route(both, s2s_merchant):
+    form = AcquirerRouteForm(data={"merchant": merchant_of(s2s_merchant).pk, "method": "UPI",
+                                   "acquirers": " razorpay , cashfree "})
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["acquirers"] == "razorpay,cashfree"
+
+
+def test_the_consoles_story_shows_the_route_and_why(both, post, s2s_merchant):
+    from gateway.console.story import payment_story
+
+    cashfree, razorpay = both
+    razorpay.unavailable = True
+    route(merchant_of(s2s_merchant), "UPI", "razorpay,cashfree")
+    response = post(s2s_merchant, signed_body(s2s_merchant, paymentMode="UPI_QR"))
+    payment = Payment.objects.get(payment_id=response.json()["paymentId"])
+    titles = [entry.title for entry in payment_story(payment).entries]
+    assert any("routed to cashfree (failover: razorpay AcquirerUnavailable)" in title for title in titles), titles
