@@ -16,7 +16,7 @@ from django.utils import timezone
 from gateway.core.errors import NotFound, ServiceUnavailable, ValidationError
 from gateway.core.transactions import ensure_no_transaction
 from gateway.platform.services import audit_record
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_for, get_acquirer
 from payments.acquirer.base import (
     Acquirer,
     AcquirerError,
@@ -62,7 +62,7 @@ def _alert_if_due(dispute: Dispute, now: datetime | None = None) -> None:
 
 
 def _acquirer_for(dispute: Dispute) -> Acquirer:
-    acquirer = get_acquirer()
+    acquirer = acquirer_for(dispute.payment)  # the acquirer that took the payment
     if acquirer.name != dispute.acquirer:
         # Raised at another acquirer than the one the gateway now pays with: answered there.
         raise ValidationError(f"dispute was raised at {dispute.acquirer}, which this gateway no longer "

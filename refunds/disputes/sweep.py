@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from gateway.core import metrics
 from gateway.core.transactions import ensure_no_transaction
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_for
 from payments.acquirer.base import Acquirer, AcquirerError
 from refunds.disputes import evidence, selectors
 from refunds.disputes.services import dispute_take
@@ -57,8 +57,9 @@ def _news(found, dispute: Dispute) -> bool:
             or found.updated_at > dispute.processor_updated_at)
 
 
-def _refresh(acquirer: Acquirer, dispute_pk: int, result: SweepResult) -> None:
-    dispute = Dispute.objects.get(pk=dispute_pk)
+def _refresh(acquirer: Acquirer | None, dispute_pk: int, result: SweepResult) -> None:
+    dispute = Dispute.objects.select_related("payment").get(pk=dispute_pk)
+    acquirer = acquirer or acquirer_for(dispute.payment)
     if dispute.acquirer != acquirer.name:
         # Another acquirer's (the gateway moved): no one here can read it. Marked read so that
         # it does not hold the queue; staff follow it in that processor's dashboard.
@@ -78,12 +79,13 @@ def _refresh(acquirer: Acquirer, dispute_pk: int, result: SweepResult) -> None:
         logger.warning("disputes sweep: dispute %s not read: %s", dispute.dispute_id, exc)
 
 
-def _ask(acquirer: Acquirer, now: datetime, result: SweepResult) -> None:
+def _ask(routed: Acquirer | None, now: datetime, result: SweepResult) -> None:
     mark, _ = DisputeSweepMark.objects.get_or_create(name=MARK)
     payments = selectors.payments_to_ask_about_disputes(after_pk=mark.last_payment_pk,
                                                         completed_since=now - LOOKBACK, limit=PAYMENTS_PER_RUN)
     last = 0 if len(payments) < PAYMENTS_PER_RUN else payments[-1].pk  # the window's end: start over
     for payment in payments:
+        acquirer = routed or acquirer_for(payment)  # asked at the acquirer that took it
         try:
             found_all = acquirer.disputes_of(payment=payment)
         except AcquirerError as exc:
@@ -118,10 +120,11 @@ def deadline_alerts_raise(*, now: datetime | None = None) -> int:
 
 
 def disputes_sweep(*, now: datetime | None = None, acquirer: Acquirer | None = None) -> SweepResult:
-    """One run of the sweep (the module's docstring). Call it outside any transaction."""
+    """One run of the sweep (the module's docstring). Each payment and dispute is asked at the
+    acquirer that took the payment (payments.acquirer.acquirer_for), or at `acquirer` when one is
+    given. Call it outside any transaction."""
     ensure_no_transaction()
     now = now or timezone.now()
-    acquirer = acquirer or get_acquirer()
     result = SweepResult()
     for pk in selectors.disputes_stale(synced_before=now - REFRESH_AFTER, limit=DISPUTES_PER_RUN):
         _refresh(acquirer, pk, result)
