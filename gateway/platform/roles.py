@@ -44,6 +44,9 @@ READ = (
     "refunds.view_settlement",
     "refunds.view_reconexception",
     "refunds.view_bankstatement",
+    # Disputes (chargebacks) and their story (gateway/console/disputes.py, docs/disputes.md).
+    "refunds.view_dispute",
+    "refunds.view_disputeevent",
 )
 
 # What each action of the console checks.
@@ -62,6 +65,9 @@ CANCEL_PAYMENT_LINK = "payments.cancel_paymentlink"  # cancel an unpaid payment 
 # upload a bank statement and reconcile against it.
 RESOLVE_RECON_EXCEPTION = "refunds.change_reconexception"
 UPLOAD_BANK_STATEMENT = "refunds.add_bankstatement"
+# Accept a dispute or contest it with evidence (gateway/console/dispute_views.py): accepting gives
+# the customer the money back, so it is finance's, and needs a second factor like a refund.
+ANSWER_DISPUTE = "refunds.answer_dispute"
 
 # Staff accounts and groups: whoever may change them may give themselves any permission above.
 MANAGE_STAFF = ("auth.add_user", "auth.change_user", "auth.add_group", "auth.change_group",
@@ -71,7 +77,7 @@ MANAGE_STAFF = ("auth.add_user", "auth.change_user", "auth.add_group", "auth.cha
 # moving money (refunds, a late approval given back, payment links asking a customer for money),
 # revealing or rotating a secret and changing a merchant, and changing who holds what.
 SECOND_FACTOR_PERMISSIONS = (INITIATE_REFUND, SETTLE_REVERSAL, CREATE_PAYMENT_LINK, CANCEL_PAYMENT_LINK,
-                             EXPORT_SETTLEMENT, ADD_MERCHANT, CHANGE_MERCHANT, *MANAGE_STAFF)
+                             EXPORT_SETTLEMENT, ANSWER_DISPUTE, ADD_MERCHANT, CHANGE_MERCHANT, *MANAGE_STAFF)
 
 _SUPPORT = (*READ, RESEND_WEBHOOK, DELETE_TOKEN)
 
@@ -80,7 +86,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     SUPPORT: _SUPPORT,
     # Support, plus moving money and reporting on it, and asking customers for money by link.
     FINANCE: (*_SUPPORT, INITIATE_REFUND, EXPORT_SETTLEMENT, CREATE_PAYMENT_LINK, CANCEL_PAYMENT_LINK,
-              RESOLVE_RECON_EXCEPTION, UPLOAD_BANK_STATEMENT),
+              RESOLVE_RECON_EXCEPTION, UPLOAD_BANK_STATEMENT, ANSWER_DISPUTE),
     # Support, plus the merchants and their credentials; no refunds or exports, so that the
     # people who hold the keys are not also the people who move money (give both groups to
     # someone who must do both).
