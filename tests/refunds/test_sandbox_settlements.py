@@ -99,9 +99,10 @@ def test_the_switch_is_refused_in_production_and_writes_a_statement(settings, tm
 def test_the_beat_pays_out_only_for_the_sandbox(settings):
     merchant = make_merchant()
     make_payment(merchant, amount=5_000)
-    settings.GATEWAY_ACQUIRER = "cashfree"
+    # The deployment's acquirers are the configured one and GATEWAY_ACQUIRERS (routing, D21).
+    settings.GATEWAY_ACQUIRER, settings.GATEWAY_ACQUIRERS = "cashfree", ["cashfree"]
     tomorrow = timezone.now() + timedelta(days=1)
     assert sandbox.payouts_due(now=tomorrow) == 0
-    settings.GATEWAY_ACQUIRER = "sandbox"
+    settings.GATEWAY_ACQUIRER, settings.GATEWAY_ACQUIRERS = "sandbox", ["sandbox"]
     assert sandbox.payouts_due(now=tomorrow) == 1
     assert sandbox.payouts_due(now=tomorrow) == 0
