@@ -212,11 +212,17 @@ class SettlementLine(models.Model):
     processor_payment_id = models.CharField(max_length=64, blank=True, default="")
     processor_refund_id = models.CharField(max_length=64, blank=True, default="")
     event_type = models.CharField(max_length=32, blank=True, default="")  # the acquirer's own word
+    # A chargeback line names the dispute the money was taken back for (docs/disputes.md, "The
+    # money side"): its payment's dispute at the same acquirer (refunds.settlements.fetching).
+    dispute = models.ForeignKey("Dispute", on_delete=models.PROTECT, related_name="settlement_lines",
+                                null=True, blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["settlement", "processor_event_id"],
                                     name="settlement_line_unique_event"),
+            models.CheckConstraint(condition=Q(dispute__isnull=True) | Q(kind="chargeback"),
+                                   name="settlement_line_dispute_only_on_chargeback"),
             models.CheckConstraint(condition=Q(kind__in=["payment", "refund", "chargeback", "adjustment"]),
                                    name="settlement_line_kind_known"),
             models.CheckConstraint(condition=Q(fee__gte=0, tax__gte=0), name="settlement_line_fee_tax_not_negative"),

@@ -24,7 +24,7 @@ from django.db import transaction
 from gateway.core.transactions import ensure_no_transaction
 from payments.acquirer.base import Acquirer, SettlementEventFound, SettlementFound, SettlementNotice
 from payments.models import Payment
-from refunds.models import Refund, Settlement, SettlementFetch, SettlementLine
+from refunds.models import Dispute, Refund, Settlement, SettlementFetch, SettlementLine
 from refunds.settlements.arithmetic import settlement_sums, totals_of
 
 logger = logging.getLogger(__name__)
@@ -121,6 +121,8 @@ def lines_store(acquirer: Acquirer, settlement: Settlement, events) -> int:
     payments = {p.sabpaisa_txn_id: p for p in Payment.objects.filter(sabpaisa_txn_id__in=order_refs)}
     refunds = {(r.payment_id, acquirer.refund_ref(r.refund_id)): r
                for r in Refund.objects.filter(payment__in=payments.values())}
+    disputes = _disputes_of([payments[e.order_ref] for e in events
+                             if e.kind == "chargeback" and e.order_ref in payments], acquirer.name)
     rows, seen = [], set()
     for event in events:
         if event.event_id in seen:
@@ -128,11 +130,13 @@ def lines_store(acquirer: Acquirer, settlement: Settlement, events) -> int:
         seen.add(event.event_id)
         payment = payments.get(event.order_ref)
         refund = refunds.get((payment.pk, event.refund_ref)) if payment and event.kind == "refund" else None
+        dispute = _dispute_charged(disputes.get(payment.pk, []), event.amount) \
+            if payment and event.kind == "chargeback" else None
         rows.append(SettlementLine(
             settlement=settlement, kind=event.kind, processor_event_id=event.event_id, amount=event.amount,
             fee=event.fee, tax=event.tax, payment=payment, refund=refund, processor_order_id=event.order_ref[:64],
             processor_payment_id=event.payment_ref[:64], processor_refund_id=event.refund_ref[:64],
-            event_type=event.event_type[:32]))
+            event_type=event.event_type[:32], dispute=dispute))
     with transaction.atomic():
         # Serialises two fetches storing the same settlement's lines (the beat and the
         # webhook): the second sees the first's lines instead of both counting them new.
@@ -142,6 +146,24 @@ def lines_store(acquirer: Acquirer, settlement: Settlement, events) -> int:
         SettlementLine.objects.bulk_create(new, ignore_conflicts=True)
         _totals_refresh(locked)
     return len(new)
+
+
+def _disputes_of(payments: list[Payment], acquirer_name: str) -> dict[int, list[Dispute]]:
+    """The disputes of `payments` at the acquirer that took them, by payment, newest first."""
+    found: dict[int, list[Dispute]] = {}
+    for dispute in Dispute.objects.filter(payment__in=payments, acquirer=acquirer_name).order_by("-pk"):
+        found.setdefault(dispute.payment_id, []).append(dispute)
+    return found
+
+
+def _dispute_charged(disputes: list[Dispute], amount: int) -> Dispute | None:
+    """The dispute a chargeback of `amount` took money back for: of the payment's disputes, those
+    that took money (lost or accepted) before any other, the one of that amount before any other,
+    the newest before the older. None when the payment has no dispute here: the line stays
+    unlinked, as a line naming nothing of ours does."""
+    taken = (Dispute.Status.LOST, Dispute.Status.ACCEPTED)
+    ranked = sorted(disputes, key=lambda d: (d.status not in taken, d.amount != amount))
+    return ranked[0] if ranked else None
 
 
 def _totals_refresh(settlement: Settlement) -> None:

@@ -11,13 +11,15 @@ import pytest
 from django.utils import timezone
 
 from gateway.platform.models import AuditRecord
-from payments.acquirer.base import DisputeEvidenceType, DisputeFound
+from payments.acquirer import get_acquirer
+from payments.acquirer.base import DisputeEvidenceType, DisputeFound, SettlementEventFound
 from payments.acquirer.sandbox import disputes as sandbox_disputes
 from refunds.disputes import selectors
 from refunds.disputes.state import TRANSITIONS, InvalidDisputeTransition
 from refunds.disputes.sweep import deadline_alerts_raise, disputes_sweep
 from refunds.disputes.transitions import dispute_record
-from refunds.models import Dispute, DisputeEvent
+from refunds.models import Dispute, DisputeEvent, Settlement
+from refunds.settlements import fetching
 from tests.docs.test_docs_match_code import ROOT, documented_names, keys_of
 from tests.support.factories import make_merchant, make_success_payment, refund_body
 from webhooks.models import WebhookEvent
@@ -142,6 +144,23 @@ def test_a_lost_dispute_leaves_only_the_rest_refundable(api, merchant, paid, pos
     listed = api.get("/api/v2/refunds", {"sabpaisaTxnId": paid.sabpaisa_txn_id}, **merchant.headers).json()
     assert listed["refundableAmount"] == 4_000
     assert post_refund(refund_body(merchant, paid, refundAmount=4_000)).status_code == 200
+
+
+def test_a_chargeback_line_of_a_settlement_names_the_dispute_it_took_money_for(merchant, paid):
+    # The payment has two disputes; the money went back for the one it lost, so the settlement's
+    # chargeback line names that one. A chargeback of a payment without a dispute stays unlinked.
+    record(paid, found_for(paid, S.NEEDS_RESPONSE, processor_id="7001", amount=1_000))
+    record(paid, found_for(paid, S.LOST, processor_id="7002", amount=4_000))
+    undisputed = make_success_payment(merchant, amount=5_000)
+    settlement = Settlement.objects.create(acquirer="sandbox", processor_settlement_id="S-DSP")
+    events = [SettlementEventFound(event_id="c1", kind="chargeback", amount=4_000, order_ref=paid.sabpaisa_txn_id),
+              SettlementEventFound(event_id="c2", kind="chargeback", amount=700, order_ref=undisputed.sabpaisa_txn_id),
+              SettlementEventFound(event_id="p1", kind="payment", amount=10_000, order_ref=paid.sabpaisa_txn_id)]
+    assert fetching.lines_store(get_acquirer(), settlement, events) == 3
+    lines = {line.processor_event_id: line for line in settlement.lines.select_related("dispute")}
+    assert lines["c1"].dispute.processor_dispute_id == "7002"
+    assert lines["c2"].dispute is None and lines["p1"].dispute is None
+    assert list(Dispute.objects.get(processor_dispute_id="7002").settlement_lines.all()) == [lines["c1"]]
 
 
 def test_a_dispute_still_open_takes_nothing_back(merchant, paid, post_refund):
