@@ -293,9 +293,12 @@ CELERY_BEAT_SCHEDULE = {
     # Staging: the sandbox pays out each Indian day's payments the next morning (docs/sandbox.md).
     "sandbox-payouts": {"task": "payments.tasks.sandbox_payouts_task", "schedule": 3600.0},
     # Late approvals' reversals whose message was lost or whose acquirer call erred.
-    # Disputes: stale ones read again, recent payments asked about, deadline alerts raised
-    # (docs/disputes.md). Every 5 minutes: the alert's margin over its 48 h (ALERT_BEFORE).
-    "disputes-sweep": {"task": "refunds.dispute_tasks.disputes_sweep_task", "schedule": 300.0},
+    # Disputes (docs/disputes.md): stale ones read again and recent payments asked about every
+    # 15 minutes (within the processor's rate limit); the 48 h deadline alert checked every
+    # minute, well inside its 10-minute margin (refunds.disputes.selectors.ALERT_MARGIN).
+    "disputes-sweep": {"task": "refunds.dispute_tasks.disputes_sweep_task", "schedule": 900.0},
+    "disputes-deadlines": {"task": "refunds.dispute_tasks.dispute_deadlines_task", "schedule": 60.0},
+    "retention-dispute-evidence": {"task": "refunds.dispute_tasks.dispute_evidence_purge_task", "schedule": 3600.0},
     "reversals-pending": {"task": "payments.tasks.reversals_pending_sweep", "schedule": 30.0},
     # Data retention (gateway/platform/retention.py has the table): each run deletes in short batches.
     "retention-sessions-audit": {"task": "gateway.tasks.gateway_retention_task", "schedule": 3600.0},
@@ -371,6 +374,14 @@ if CONSOLE_MAX_BODY_BYTES < 512 * 1024 + API_MAX_BODY_BYTES:
     raise ImproperlyConfigured(
         f"CONSOLE_MAX_BODY_BYTES={CONSOLE_MAX_BODY_BYTES} cannot carry the console's 512 KB logo upload "
         f"with its form; give at least {512 * 1024 + API_MAX_BODY_BYTES}")
+
+# Dispute evidence (docs/disputes.md): the largest file, which POST /api/v2/disputes/{id}/evidence
+# and the console's dispute page take above their own body limits, and where the files are kept:
+# under var/ by default, outside the static and template folders, served by no route.
+DISPUTE_EVIDENCE_MAX_BYTES = env.int("DISPUTE_EVIDENCE_MAX_BYTES", default=4 * 1024 * 1024)
+DISPUTE_EVIDENCE_DIR = Path(env.str("DISPUTE_EVIDENCE_DIR", default=str(VAR_DIR / "dispute-evidence"))).resolve()
+# An uploaded file up to that size stays in memory (never a temporary file outside var/).
+FILE_UPLOAD_MAX_MEMORY_SIZE = max(DISPUTE_EVIDENCE_MAX_BYTES + 64 * 1024, 2621440)
 
 # Request timestamps may run this far ahead of our clock before they count as "future".
 REQUEST_CLOCK_SKEW_SECONDS = env.int("REQUEST_CLOCK_SKEW_SECONDS", default=30)

@@ -120,6 +120,10 @@ class Payment(models.Model):
     # to the sums of the refunds after every test.
     refunded_amount = models.BigIntegerField(default=0, help_text="paise of SUCCESS refunds")
     refund_pending_amount = models.BigIntegerField(default=0, help_text="paise of INITIATED refunds")
+    # The payment's newest dispute not yet decided, as refunds states it (payments.services.
+    # dispute_mark): {"disputeId", "status", "type", "amount", "respondBy"}, or null. The enquiry
+    # shows it from this row, so payments reads nothing of refunds (docs/disputes.md).
+    open_dispute = models.JSONField(null=True, blank=True)
     # Looked up through payment_unique_transfer_reference (Meta), which holds every non-empty one.
     transfer_reference = models.CharField(max_length=40, blank=True,
                                           help_text="NEFT/RTGS/challan reference the customer quotes")

@@ -6,7 +6,11 @@ from celery import shared_task
 from gateway.core.metrics import sweep_timed
 
 from refunds import submission
-from refunds.dispute_tasks import disputes_sweep_task  # noqa: F401  (registered with the worker)
+from refunds.dispute_tasks import (  # noqa: F401  (registered with the worker)
+    dispute_deadlines_task,
+    dispute_evidence_purge_task,
+    disputes_sweep_task,
+)
 from refunds.settlement_tasks import reconcile_task, settlements_fetch_task  # noqa: F401  (registered with the worker)
 
 

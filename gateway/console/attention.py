@@ -9,6 +9,9 @@
   REFUND_STUCK_AFTER.
 - Dead webhooks: deliveries whose retries ran out in the last DEAD_WINDOW (resend one from its
   page; a resent delivery leaves the queue).
+- Disputes awaiting the merchant's answer, the least time left first (those within 48 h of
+  respond_by are the deadline alert's): answered (accepted, evidence sent) or decided, a dispute
+  leaves the queue. docs/disputes.md.
 
 Each list is the oldest first, at most LIST_LIMIT rows, with the count of all.
 """
@@ -21,6 +24,7 @@ from django.utils import timezone
 
 from payments import selectors as payment_selectors
 from refunds import selectors as refund_selectors
+import refunds.disputes.selectors as dispute_selectors
 from webhooks import selectors as webhook_selectors
 
 LIST_LIMIT = 50
@@ -47,6 +51,9 @@ def _section(key: str, title: str, queryset) -> Section:
 def attention_sections(now: datetime | None = None) -> list[Section]:
     now = now or timezone.now()
     return [
+        Section("disputes-due", "Disputes awaiting an answer, least time left first",
+                dispute_selectors.disputes_awaiting(now=now, limit=LIST_LIMIT),
+                dispute_selectors.disputes_awaiting_count()),
         _section("reversals-failed", "Late approvals the acquirer refused to reverse: give the money back by hand",
                  payment_selectors.reversals_failed()),
         _section("reversals-pending", "Late approvals being reversed", payment_selectors.reversals_pending()),

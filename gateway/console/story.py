@@ -5,6 +5,7 @@ Gathered from the rows that are the truth of each part, never from logs:
 - webhooks: every event recorded for the payment or one of its refunds (subject_id is the
   sabpaisaTxnId or the refundId), each delivery and each attempt;
 - refunds and their RefundEvent timeline;
+- disputes and their DisputeEvent story, opening to outcome;
 - card tokens made from the payment or used to pay it;
 - the audit log's staff actions on any of these.
 
@@ -26,6 +27,7 @@ from gateway.console.kit.days import local
 from gateway.console.kit.display import money
 from gateway.platform.models import AuditRecord
 from refunds import selectors as refund_selectors
+import refunds.disputes.selectors as dispute_selectors
 from tokens import selectors as token_selectors
 from webhooks import selectors as webhook_selectors
 
@@ -185,6 +187,28 @@ def _refund_entries(refunds: list) -> list[Entry]:
     return entries
 
 
+def _dispute_entries(disputes: list) -> list[Entry]:
+    """The payment's disputes, opening to outcome (docs/disputes.md), each event linking its page."""
+    entries = []
+    for dispute in disputes:
+        link = (_url("console:dispute", dispute.dispute_id), dispute.dispute_id)
+        for event in dispute.events.all():
+            if event.kind == event.Kind.STATUS and not event.from_status:
+                title = (f"Dispute {dispute.dispute_id} ({dispute.get_kind_display()}) of {money(dispute.amount)} "
+                         f"opened: {event.to_status.upper()}")
+            elif event.kind == event.Kind.STATUS:
+                title = f"Dispute {dispute.dispute_id} {event.from_status.upper()} → {event.to_status.upper()}"
+            elif event.kind == event.Kind.ANSWER:
+                title = f"Dispute {dispute.dispute_id}: {event.detail.get('action', 'answer')} by {event.actor_name}"
+            elif event.kind == event.Kind.ALERT:
+                title = f"Dispute {dispute.dispute_id}: deadline alert, {event.detail.get('hoursLeft')} h left"
+            else:
+                title = f"Dispute {dispute.dispute_id} updated by the processor"
+            entries.append(Entry(event.created_at, "dispute", title, _details(event.detail), link=link,
+                                 sequence=event.pk))
+    return entries
+
+
 def _token_entries(payment) -> tuple[list[Entry], list[str]]:
     entries, token_ids = [], []
     for token in token_selectors.tokens_made_from_payment(payment_pk=payment.pk):
@@ -223,13 +247,16 @@ def _staff_entries(payment, refunds, deliveries, token_ids) -> list[Entry]:
 def payment_story(payment) -> PaymentStory:
     """Everything that happened to `payment` (a payments.models.Payment), oldest first."""
     refunds = refund_selectors.refunds_with_events(payment=payment)
-    subjects = [payment.sabpaisa_txn_id, *(refund.refund_id for refund in refunds)]
+    disputes = dispute_selectors.disputes_with_events(payment=payment)
+    subjects = [payment.sabpaisa_txn_id, *(refund.refund_id for refund in refunds),
+                *(dispute.dispute_id for dispute in disputes)]
     events = webhook_selectors.events_with_deliveries(merchant_id=payment.merchant_id, subject_ids=subjects)
     webhook_entries, deliveries = _webhook_entries(events)
     token_entries, token_ids = _token_entries(payment)
-    entries = [*_payment_entries(payment), *webhook_entries, *_refund_entries(refunds), *token_entries,
+    entries = [*_payment_entries(payment), *webhook_entries, *_refund_entries(refunds), *_dispute_entries(disputes),
+               *token_entries,
                *_staff_entries(payment, refunds, deliveries, token_ids)]
-    order = {"status": 0, "acquirer": 1, "redirect": 2, "note": 3, "refund": 4, "bank": 5, "token": 6,
+    order = {"status": 0, "acquirer": 1, "redirect": 2, "note": 3, "refund": 4, "bank": 5, "dispute": 6, "token": 6,
              "webhook": 7, "attempt": 8, "staff": 9}
     entries.sort(key=lambda entry: (entry.at, order.get(entry.category, 10), entry.sequence))
     refundable = refund_selectors.refundable_amount(payment)

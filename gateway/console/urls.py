@@ -4,7 +4,7 @@ each page checking its permission itself (gateway/console/views.py). Named conso
 from django.contrib import admin
 from django.urls import path
 
-from gateway.console import settlement_views, views
+from gateway.console import dispute_views, settlement_views, views
 
 app_name = "console"
 
@@ -21,6 +21,13 @@ urlpatterns = [
          name="recon_exceptions"),
     path("reconciliation/exceptions/<int:pk>/", admin.site.admin_view(settlement_views.exception_view),
          name="recon_exception"),
+    # Disputes: by time left, a dispute's page, finance's answers (gateway/console/dispute_views.py).
+    path("disputes/", admin.site.admin_view(dispute_views.disputes_view), name="disputes"),
+    path("disputes/<str:dispute_id>/", admin.site.admin_view(dispute_views.dispute_view), name="dispute"),
+    path("disputes/<str:dispute_id>/accept", admin.site.admin_view(dispute_views.dispute_accept_view),
+         name="dispute_accept"),
+    path("disputes/<str:dispute_id>/evidence", admin.site.admin_view(dispute_views.dispute_evidence_view),
+         name="dispute_evidence"),
     path("reconciliation/statements/upload/", admin.site.admin_view(settlement_views.statement_upload_view),
          name="statement_upload"),
 ]

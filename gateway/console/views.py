@@ -23,6 +23,7 @@ from gateway.core.errors import ValidationError
 from gateway.platform.models import Merchant
 from gateway.platform.services import audit_record
 from refunds import selectors as refund_selectors
+import refunds.disputes.selectors as dispute_selectors
 
 
 def dashboard_view(request):
@@ -32,6 +33,10 @@ def dashboard_view(request):
                # "Why is this settlement short?": the list of those short or in doubt, one click away.
                "recon": refund_selectors.recon_open_counts()
                if request.user.has_perm("refunds.view_settlement") else None}
+    if request.user.has_perm("refunds.view_dispute"):
+        # Open disputes and the money in them (docs/disputes.md, "Deadlines").
+        context["disputes"] = dispute_selectors.disputes_at_risk(now=context["now"])
+        context["disputes_amount"] = money(context["disputes"]["amount"])
     return TemplateResponse(request, "admin/console/dashboard.html", context)
 
 

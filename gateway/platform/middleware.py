@@ -1,6 +1,7 @@
 """Request-wide concerns: the traceId, the body-size limit and the envelope for errors that
 never reach a DRF view (unknown paths, wrong methods on plain views, crashes)."""
 import logging
+import re
 
 from csp.middleware import CSPMiddleware
 from django.conf import settings
@@ -53,6 +54,9 @@ class TraceIdMiddleware:
 # 502. Larger bodies are not read (that would let anyone keep a worker busy): the balancer
 # refuses those before they reach a node (deploy/haproxy/haproxy.cfg).
 DISCARD_MAX_BYTES = 1024 * 1024
+# The two paths that take a dispute's evidence file (refunds' API, the console's dispute page).
+_EVIDENCE_UPLOAD = re.compile(r"^/(api/v2/disputes/[^/]+/evidence|admin/console/disputes/[^/]+/evidence)$")
+EVIDENCE_FORM_ROOM = 64 * 1024
 
 
 def _discard_body(request, length: int | None) -> None:
@@ -92,7 +96,14 @@ class ApiErrorMiddleware:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             length = 0
-        if is_console(request):
+        if _EVIDENCE_UPLOAD.search(request.path):
+            # A dispute's evidence file (docs/disputes.md), through the API or the console: its
+            # own limit, the file's plus room for the form's other fields.
+            if length > settings.DISPUTE_EVIDENCE_MAX_BYTES + EVIDENCE_FORM_ROOM:
+                _discard_body(request, length)
+                return error_response(ValidationError(
+                    f"is {length} bytes; the limit is {settings.DISPUTE_EVIDENCE_MAX_BYTES}", field="file"))
+        elif is_console(request):
             # A person uploading a logo reads a page, not an envelope; and the console's forms
             # have a limit of their own (a 512 KB logo), not the API's 64 KiB.
             if length > settings.CONSOLE_MAX_BODY_BYTES:

@@ -16,7 +16,8 @@ webhook history) goes within days or months. Each app deletes its own rows with
 | sandbox acquirer call ledger | payments.services.retention.SANDBOX_CALLS_RETENTION (30 days) | `payments.tasks.sandbox_calls_purge_task` |
 | a processor's webhooks as received (AcquirerNotice: the customer's phone and email) | payments.services.retention.ACQUIRER_NOTICES_RETENTION (180 days) | `payments.tasks.acquirer_notices_purge_task` |
 | webhook events, deliveries and attempts | webhooks.retention.WEBHOOK_HISTORY_RETENTION (180 days) | `webhooks.tasks.webhook_history_purge_task` |
-| payments, payment events, reversals, refunds, refund events, tokens and card consents | at least 10 years: never deleted by a task | archiving them is a decision for a person |
+| dispute evidence files (the rows stay) | refunds.disputes.evidence.RETENTION (540 days after the dispute is decided) | `refunds.dispute_tasks.dispute_evidence_purge_task` |
+| payments, payment events, reversals, refunds, refund events, disputes, tokens and card consents | at least 10 years: never deleted by a task | archiving them is a decision for a person |
 """
 from __future__ import annotations
 

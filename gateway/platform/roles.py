@@ -45,6 +45,9 @@ READ = (
     "refunds.view_settlement",
     "refunds.view_reconexception",
     "refunds.view_bankstatement",
+    # Disputes (chargebacks) and their story (gateway/console/disputes.py, docs/disputes.md).
+    "refunds.view_dispute",
+    "refunds.view_disputeevent",
 )
 
 # What each action of the console checks.
@@ -66,6 +69,9 @@ UPLOAD_BANK_STATEMENT = "refunds.add_bankstatement"
 # A merchant's acquirer routes (payments/admin.py, issue 33): which processor takes its money,
 # so held with the merchant's other settings.
 CHANGE_ROUTES = ("payments.add_acquirerroute", "payments.change_acquirerroute", "payments.delete_acquirerroute")
+# Accept a dispute or contest it with evidence (gateway/console/dispute_views.py): accepting gives
+# the customer the money back, so it is finance's, and needs a second factor like a refund.
+ANSWER_DISPUTE = "refunds.answer_dispute"
 
 # Staff accounts and groups: whoever may change them may give themselves any permission above.
 MANAGE_STAFF = ("auth.add_user", "auth.change_user", "auth.add_group", "auth.change_group",
@@ -75,7 +81,8 @@ MANAGE_STAFF = ("auth.add_user", "auth.change_user", "auth.add_group", "auth.cha
 # moving money (refunds, a late approval given back, payment links asking a customer for money),
 # revealing or rotating a secret and changing a merchant, and changing who holds what.
 SECOND_FACTOR_PERMISSIONS = (INITIATE_REFUND, SETTLE_REVERSAL, CREATE_PAYMENT_LINK, CANCEL_PAYMENT_LINK,
-                             EXPORT_SETTLEMENT, ADD_MERCHANT, CHANGE_MERCHANT, *CHANGE_ROUTES, *MANAGE_STAFF)
+                             EXPORT_SETTLEMENT, ANSWER_DISPUTE, ADD_MERCHANT, CHANGE_MERCHANT, *CHANGE_ROUTES,
+                             *MANAGE_STAFF)
 
 _SUPPORT = (*READ, RESEND_WEBHOOK, DELETE_TOKEN)
 
@@ -84,7 +91,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     SUPPORT: _SUPPORT,
     # Support, plus moving money and reporting on it, and asking customers for money by link.
     FINANCE: (*_SUPPORT, INITIATE_REFUND, EXPORT_SETTLEMENT, CREATE_PAYMENT_LINK, CANCEL_PAYMENT_LINK,
-              RESOLVE_RECON_EXCEPTION, UPLOAD_BANK_STATEMENT),
+              RESOLVE_RECON_EXCEPTION, UPLOAD_BANK_STATEMENT, ANSWER_DISPUTE),
     # Support, plus the merchants and their credentials; no refunds or exports, so that the
     # people who hold the keys are not also the people who move money (give both groups to
     # someone who must do both).

@@ -55,6 +55,9 @@ def enquiry_transaction(payment: Payment) -> dict:
         # Paise. Refunded = SUCCESS refunds (the bank returned the money); pending = INITIATED ones.
         "refundedAmount": payment.refunded_amount,
         "refundPendingAmount": payment.refund_pending_amount,
+        # The newest dispute not yet decided (docs/disputes.md), or null: additive, ignored by
+        # clients that do not know it.
+        "openDispute": payment.open_dispute,
         "traceId": current_trace_id(),
     }
 

@@ -60,6 +60,15 @@ class DisputeGetQuerySerializer(serializers.Serializer):
     merchantId = StrictCharField(max_length=MERCHANT_ID_MAX, required=False)
 
 
+class DisputeEvidenceRequestSerializer(serializers.Serializer):
+    """The evidence upload's form, for the OpenAPI document (the view reads the form itself)."""
+
+    file = serializers.FileField(help_text="PDF, PNG or JPEG, judged by its content")
+    docType = serializers.CharField(help_text="one of the dispute's preferredEvidence types")
+    note = serializers.CharField(required=False, max_length=500)
+    merchantId = serializers.CharField(required=False, max_length=MERCHANT_ID_MAX)
+
+
 # Response shapes, for the OpenAPI document only (refunds.disputes.payloads builds the responses).
 
 class EvidenceTypeSerializer(serializers.Serializer):

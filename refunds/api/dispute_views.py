@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import UnsupportedMediaType
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from gateway.core.errors import ValidationError
@@ -13,13 +15,14 @@ from gateway.platform.schema import bounded_integer, error_responses, text
 from refunds import selectors as refund_selectors
 from refunds.api.dispute_serializers import (
     STATUS_WORDS,
+    DisputeEvidenceRequestSerializer,
     DisputeGetQuerySerializer,
     DisputeListQuerySerializer,
     DisputeListSerializer,
     DisputeRecordSerializer,
 )
 from refunds.api.serializers import LIST_PAGE_MAX, LIST_PAGE_SIZE_MAX
-from refunds.disputes import selectors, services
+from refunds.disputes import evidence, selectors, services
 from refunds.disputes.payloads import dispute_record
 
 MERCHANT_API = "merchant API"
@@ -98,4 +101,39 @@ class DisputeAcceptView(GatewayAPIView):
         dispute = services.dispute_for_merchant_or_404(merchant=request.user, dispute_id=disputeId)
         dispute = services.dispute_accept(dispute=dispute, actor=f"{MERCHANT_API} ({request.user.code})",
                                           actor_name=MERCHANT_API)
+        return Response({"success": True, **dispute_record(dispute)})
+
+
+class DisputeEvidenceView(GatewayAPIView):
+    """POST /api/v2/disputes/{disputeId}/evidence (multipart/form-data): one document contesting it."""
+
+    parser_classes = [MultiPartParser]
+
+    def initial(self, request, *args, **kwargs):
+        try:
+            super().initial(request, *args, **kwargs)
+        except UnsupportedMediaType:
+            raise ValidationError("must be multipart/form-data: a file and its docType", field="Content-Type") from None
+
+    @extend_schema(operation_id="dispute_evidence", summary="Contest a dispute with a document",
+                   request={"multipart/form-data": DisputeEvidenceRequestSerializer},
+                   responses={200: DisputeRecordSerializer, **error_responses(400, 401, 404, 429)},
+                   description="file: PDF, PNG or JPEG judged by its content, at most DISPUTE_EVIDENCE_MAX_BYTES, "
+                               "no active content; docType: one of the dispute's preferredEvidence types. "
+                               "VALIDATION_ERROR names `file` or `docType` for a refused file. See docs/disputes.md.")
+    def post(self, request, disputeId: str):  # noqa: N803
+        fields = {key: request.data.get(key) for key in request.data if key != "file"}
+        unknown = sorted(set(fields) - {"docType", "note", "merchantId"})
+        if unknown:
+            raise ValidationError("is not a field of an evidence upload", field=unknown[0])
+        _merchant_checked(request, fields.get("merchantId"))
+        upload = request.FILES.get("file")
+        if upload is None or len(request.FILES.getlist("file")) != 1:
+            raise ValidationError("is required: exactly one file", field="file")
+        dispute = services.dispute_for_merchant_or_404(merchant=request.user, dispute_id=disputeId)
+        content = upload.read(evidence.max_bytes() + 1)
+        dispute = services.dispute_evidence_send(
+            dispute=dispute, doc_type=str(fields.get("docType") or ""), filename=upload.name or "",
+            content=content, note=str(fields.get("note") or ""), actor=f"{MERCHANT_API} ({request.user.code})",
+            actor_name=MERCHANT_API)
         return Response({"success": True, **dispute_record(dispute)})

@@ -14,8 +14,12 @@ from payments.models import Payment
 from refunds.models import Dispute
 
 S = Dispute.Status
-# A dispute answered neither way this long before respond_by raises the deadline alert.
+# A dispute answered neither way this long before respond_by raises the deadline alert, checked
+# every minute by the beat ("disputes-deadlines"); ALERT_MARGIN more, so that a check a few
+# minutes late still fires it 48 hours ahead.
 ALERT_BEFORE = timedelta(hours=48)
+ALERT_MARGIN = timedelta(minutes=10)
+ALERT_WINDOW = ALERT_BEFORE + ALERT_MARGIN
 
 
 def dispute_get_for_merchant(*, merchant: Merchant, dispute_id: str) -> Dispute:
@@ -83,20 +87,24 @@ def disputes_awaiting(*, now: datetime | None = None, limit: int = 200) -> list[
                 .order_by(F("respond_by").asc(nulls_last=True), "id")[:limit])
 
 
+def disputes_awaiting_count() -> int:
+    return Dispute.objects.filter(status__in=Dispute.ANSWERABLE_STATUSES).count()
+
+
 def disputes_due_for_alert(*, now: datetime) -> list[int]:
-    """Pks of disputes within ALERT_BEFORE of respond_by, answered neither way, not alerted yet."""
+    """Pks of disputes within ALERT_WINDOW of respond_by, answered neither way, not alerted yet."""
     return list(Dispute.objects.filter(status__in=Dispute.ANSWERABLE_STATUSES, deadline_alerted_at__isnull=True,
-                                       respond_by__isnull=False, respond_by__lte=now + ALERT_BEFORE)
+                                       respond_by__isnull=False, respond_by__lte=now + ALERT_WINDOW)
                 .order_by("respond_by", "id").values_list("pk", flat=True))
 
 
 def disputes_at_risk(*, now: datetime) -> dict:
     """For the dashboard and the metric: disputes not decided, their amount, and how many are
-    within ALERT_BEFORE of their deadline with no answer."""
+    within ALERT_WINDOW of their deadline with no answer."""
     undecided = Dispute.objects.exclude(status__in=Dispute.FINAL_STATUSES)
     totals = undecided.aggregate(count=Count("id"), amount=Sum("amount"))
     due = undecided.filter(status__in=Dispute.ANSWERABLE_STATUSES, respond_by__isnull=False,
-                           respond_by__lte=now + ALERT_BEFORE).count()
+                           respond_by__lte=now + ALERT_WINDOW).count()
     return {"open": totals["count"] or 0, "amount": totals["amount"] or 0, "due_soon": due}
 
 
@@ -113,3 +121,19 @@ def payments_to_ask_about_disputes(*, after_pk: int, completed_since: datetime, 
     sweep's next batch to ask the acquirer about."""
     return list(Payment.objects.filter(status=Payment.Status.SUCCESS, completed_at__gte=completed_since,
                                        pk__gt=after_pk).order_by("pk")[:limit])
+
+
+def disputes_with_events(*, payment: Payment) -> list[Dispute]:
+    """The payment's disputes, oldest first, with their stories (the console's payment story)."""
+    return list(Dispute.objects.filter(payment=payment).prefetch_related("events").order_by("created_at", "id"))
+
+
+def dispute_by_id(dispute_id: str) -> Dispute | None:
+    """Any merchant's dispute by disputeId (the console's page)."""
+    return Dispute.objects.select_related("merchant", "payment").filter(dispute_id=dispute_id).first()
+
+
+def disputes_not_awaiting(*, limit: int = 100) -> list[Dispute]:
+    """Disputes under review or decided, the latest changed first (the console's second list)."""
+    return list(Dispute.objects.select_related("merchant", "payment")
+                .exclude(status__in=Dispute.ANSWERABLE_STATUSES).order_by("-updated_at", "-id")[:limit])

@@ -16,12 +16,19 @@ from django.utils import timezone
 from gateway.core.errors import NotFound, ServiceUnavailable, ValidationError
 from gateway.core.transactions import ensure_no_transaction
 from gateway.platform.services import audit_record
-from payments.acquirer import get_acquirer
-from payments.acquirer.base import Acquirer, AcquirerError, AcquirerRefused, AcquirerUnavailable, DisputeFound
+from payments.acquirer import acquirer_for, get_acquirer
+from payments.acquirer.base import (
+    Acquirer,
+    AcquirerError,
+    AcquirerRefused,
+    AcquirerUnavailable,
+    DisputeFound,
+    EvidenceFile,
+)
 from payments.services.notices import payment_for_order
-from refunds.disputes import selectors
+from refunds.disputes import evidence, selectors
 from refunds.disputes.transitions import Recorded, dispute_alert_raise, dispute_record
-from refunds.models import Dispute
+from refunds.models import Dispute, DisputeEvidence
 
 logger = logging.getLogger("refunds.disputes")
 
@@ -50,12 +57,12 @@ def dispute_take(*, acquirer: Acquirer, found: DisputeFound, source: str) -> Rec
 def _alert_if_due(dispute: Dispute, now: datetime | None = None) -> None:
     now = now or timezone.now()
     if (dispute.status in Dispute.ANSWERABLE_STATUSES and dispute.deadline_alerted_at is None
-            and dispute.respond_by is not None and dispute.respond_by <= now + selectors.ALERT_BEFORE):
+            and dispute.respond_by is not None and dispute.respond_by <= now + selectors.ALERT_WINDOW):
         dispute_alert_raise(dispute_pk=dispute.pk, now=now)
 
 
 def _acquirer_for(dispute: Dispute) -> Acquirer:
-    acquirer = get_acquirer()
+    acquirer = acquirer_for(dispute.payment)  # the acquirer that took the payment
     if acquirer.name != dispute.acquirer:
         # Raised at another acquirer than the one the gateway now pays with: answered there.
         raise ValidationError(f"dispute was raised at {dispute.acquirer}, which this gateway no longer "
@@ -99,6 +106,31 @@ def dispute_accept(*, dispute: Dispute, actor, actor_name: str) -> Dispute:
         processor_id=dispute.processor_dispute_id), actor=actor, actor_name=actor_name, detail={})
 
 
+def dispute_evidence_send(*, dispute: Dispute, doc_type: str, filename: str, content: bytes, note: str = "",
+                          actor, actor_name: str) -> Dispute:
+    """Contest the dispute with one document: checked (refunds.disputes.evidence), stored out of
+    the web root, recorded (DisputeEvidence), sent to the processor, and the processor's answer
+    recorded as the merchant's answer (UNDER_REVIEW, as a rule). Call it outside any
+    transaction. Raises ValidationError naming `file` or `docType` for a refused file (nothing
+    stored or sent), DisputeNotAnswerable, ServiceUnavailable (the file is kept, marked unsent:
+    sending it again stores nothing twice)."""
+    if dispute.status not in Dispute.ANSWERABLE_STATUSES:
+        raise DisputeNotAnswerable(dispute, "contested")
+    checked = evidence.evidence_check(dispute=dispute, doc_type=doc_type, filename=filename, content=content)
+    stored_as = evidence.evidence_store(dispute=dispute, checked=checked)
+    row = DisputeEvidence.objects.create(dispute=dispute, doc_type=doc_type, filename=checked.filename,
+                                         content_type=checked.content_type, size=len(content), sha256=checked.sha256,
+                                         stored_as=stored_as, uploaded_by=actor_name[:150])
+    sent = EvidenceFile(doc_type=doc_type, filename=checked.filename, content_type=checked.content_type,
+                        content=checked.content, note=note[:500])
+    detail = {"docType": doc_type, "filename": checked.filename, "size": len(content), "sha256": checked.sha256}
+    answered = _answer(dispute, "evidence", lambda acquirer: acquirer.dispute_evidence_submit(
+        processor_id=dispute.processor_dispute_id, evidence=sent), actor=actor, actor_name=actor_name,
+        detail=detail)
+    DisputeEvidence.objects.filter(pk=row.pk).update(sent_at=timezone.now())
+    return answered
+
+
 def _refresh(acquirer: Acquirer, dispute: Dispute, *, source: str) -> None:
     try:
         found = acquirer.dispute_get(processor_id=dispute.processor_dispute_id)
@@ -111,3 +143,37 @@ def dispute_for_merchant_or_404(*, merchant, dispute_id: str) -> Dispute:
     if not dispute_id.startswith("dsp_") or len(dispute_id) > 32:
         raise NotFound(f"no dispute {dispute_id}")
     return selectors.dispute_get_for_merchant(merchant=merchant, dispute_id=dispute_id)
+
+
+# -- staff's console (gateway/console/dispute_views.py) ------------------------------------------
+
+def evidence_max_bytes() -> int:
+    return evidence.max_bytes()
+
+
+def sandbox_disputes_offered() -> bool:
+    """Whether staff may open a test dispute: staging, with the sandbox as the acquirer."""
+    from django.conf import settings
+
+    from payments.acquirer.sandbox.acquirer import SandboxAcquirer
+
+    # Asked by the acquirer's type, never its name (tests/acquirers).
+    return not settings.IS_PRODUCTION and isinstance(get_acquirer(), SandboxAcquirer)
+
+
+def dispute_sandbox_open(*, sabpaisa_txn_id: str) -> Dispute:
+    """Staging: the sandbox's customer disputes the successful payment `sabpaisa_txn_id` now
+    (docs/sandbox.md, "Disputes"), recorded as any processor's dispute. Raises ValidationError
+    naming the field when there is no such payment or it cannot be disputed."""
+    from payments.acquirer.sandbox import disputes as sandbox_disputes
+
+    if not sandbox_disputes_offered():
+        raise ValidationError("test disputes are the sandbox's, in staging", field="sabpaisaTxnId")
+    payment = payment_for_order(sabpaisa_txn_id)
+    if payment is None:
+        raise NotFound(f"no payment {sabpaisa_txn_id}")
+    try:
+        found = sandbox_disputes.dispute_open(payment=payment)
+    except AcquirerRefused as exc:
+        raise ValidationError(str(exc), field="sabpaisaTxnId") from None
+    return dispute_take(acquirer=get_acquirer(), found=found, source="console test dispute").dispute

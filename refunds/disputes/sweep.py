@@ -8,6 +8,8 @@
    whole window is asked about every few runs: a lost DISPUTE_CREATED is caught too.
 3. Raise the deadline alert of every dispute within 48 h of respond_by with no answer
    (refunds.disputes.transitions.dispute_alert_raise), and set the gauges the alert rule reads.
+   This step also runs alone every minute (`deadline_alerts_raise`, beat entry
+   "disputes-deadlines"): it reads the database only.
 
 Each step calls the acquirer with nothing held, one dispute or payment at a time, and one that
 fails (the processor unreachable) is left for the next run: nothing here raises for it.
@@ -22,13 +24,13 @@ from django.utils import timezone
 
 from gateway.core import metrics
 from gateway.core.transactions import ensure_no_transaction
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_for
 from payments.acquirer.base import Acquirer, AcquirerError
-from refunds.disputes import selectors
+from refunds.disputes import evidence, selectors
 from refunds.disputes.services import dispute_take
 from refunds.disputes.state import InvalidDisputeTransition
 from refunds.disputes.transitions import dispute_alert_raise, dispute_record
-from refunds.models import Dispute, DisputeSweepMark
+from refunds.models import Dispute, DisputeEvidence, DisputeSweepMark
 
 logger = logging.getLogger("refunds.disputes")
 
@@ -48,8 +50,16 @@ class SweepResult:
     errors: list[str] = field(default_factory=list)
 
 
-def _refresh(acquirer: Acquirer, dispute_pk: int, result: SweepResult) -> None:
-    dispute = Dispute.objects.get(pk=dispute_pk)
+def _news(found, dispute: Dispute) -> bool:
+    """Whether the processor's reading may say something the dispute's row does not: another
+    status, or a change time after the one recorded (or none to compare)."""
+    return (found.status != dispute.status or found.updated_at is None or dispute.processor_updated_at is None
+            or found.updated_at > dispute.processor_updated_at)
+
+
+def _refresh(acquirer: Acquirer | None, dispute_pk: int, result: SweepResult) -> None:
+    dispute = Dispute.objects.select_related("payment").get(pk=dispute_pk)
+    acquirer = acquirer or acquirer_for(dispute.payment)
     if dispute.acquirer != acquirer.name:
         # Another acquirer's (the gateway moved): no one here can read it. Marked read so that
         # it does not hold the queue; staff follow it in that processor's dashboard.
@@ -57,6 +67,9 @@ def _refresh(acquirer: Acquirer, dispute_pk: int, result: SweepResult) -> None:
         return
     try:
         found = acquirer.dispute_get(processor_id=dispute.processor_dispute_id)
+        if not _news(found, dispute):
+            Dispute.objects.filter(pk=dispute_pk).update(synced_at=timezone.now())
+            return
         dispute_record(payment_pk=dispute.payment_id, acquirer=acquirer.name, found=found, source="sweep")
         # Read now, whether or not anything changed (dispute_record writes only a change).
         Dispute.objects.filter(pk=dispute_pk).update(synced_at=timezone.now())
@@ -66,12 +79,13 @@ def _refresh(acquirer: Acquirer, dispute_pk: int, result: SweepResult) -> None:
         logger.warning("disputes sweep: dispute %s not read: %s", dispute.dispute_id, exc)
 
 
-def _ask(acquirer: Acquirer, now: datetime, result: SweepResult) -> None:
+def _ask(routed: Acquirer | None, now: datetime, result: SweepResult) -> None:
     mark, _ = DisputeSweepMark.objects.get_or_create(name=MARK)
     payments = selectors.payments_to_ask_about_disputes(after_pk=mark.last_payment_pk,
                                                         completed_since=now - LOOKBACK, limit=PAYMENTS_PER_RUN)
     last = 0 if len(payments) < PAYMENTS_PER_RUN else payments[-1].pk  # the window's end: start over
     for payment in payments:
+        acquirer = routed or acquirer_for(payment)  # asked at the acquirer that took it
         try:
             found_all = acquirer.disputes_of(payment=payment)
         except AcquirerError as exc:
@@ -80,7 +94,10 @@ def _ask(acquirer: Acquirer, now: datetime, result: SweepResult) -> None:
             last = payments[payments.index(payment) - 1].pk if payments.index(payment) else mark.last_payment_pk
             break
         result.payments_asked += 1
+        known = {d.processor_dispute_id: d for d in Dispute.objects.filter(payment=payment, acquirer=acquirer.name)}
         for found in found_all:
+            if found.processor_id in known and not _news(found, known[found.processor_id]):
+                continue  # as recorded: no lock taken for nothing
             try:
                 recorded = dispute_take(acquirer=acquirer, found=found, source="sweep")
             except InvalidDisputeTransition as exc:
@@ -103,13 +120,29 @@ def deadline_alerts_raise(*, now: datetime | None = None) -> int:
 
 
 def disputes_sweep(*, now: datetime | None = None, acquirer: Acquirer | None = None) -> SweepResult:
-    """One run of the sweep (the module's docstring). Call it outside any transaction."""
+    """One run of the sweep (the module's docstring). Each payment and dispute is asked at the
+    acquirer that took the payment (payments.acquirer.acquirer_for), or at `acquirer` when one is
+    given. Call it outside any transaction."""
     ensure_no_transaction()
     now = now or timezone.now()
-    acquirer = acquirer or get_acquirer()
     result = SweepResult()
     for pk in selectors.disputes_stale(synced_before=now - REFRESH_AFTER, limit=DISPUTES_PER_RUN):
         _refresh(acquirer, pk, result)
     _ask(acquirer, now, result)
     result.alerts = deadline_alerts_raise(now=now)
     return result
+
+
+def evidence_files_purge(*, now: datetime | None = None, limit: int = 1000) -> int:
+    """Delete the evidence files whose retention has passed (refunds.disputes.evidence.RETENTION
+    after their dispute was decided; docs/security.md), keeping each row (type, name, size,
+    SHA-256, who sent it, when) with the dispute's story. Returns how many files went."""
+    now = now or timezone.now()
+    cutoff = now - evidence.RETENTION
+    rows = list(DisputeEvidence.objects.filter(dispute__status__in=Dispute.FINAL_STATUSES,
+                                               dispute__updated_at__lt=cutoff).exclude(stored_as="")
+                .values_list("pk", "stored_as")[:limit])
+    for pk, stored_as in rows:
+        evidence.evidence_delete(stored_as)
+        DisputeEvidence.objects.filter(pk=pk).update(stored_as="")
+    return len(rows)

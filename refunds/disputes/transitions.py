@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from datetime import timezone as dt_timezone
 
 from django.db import transaction
 from django.utils import timezone
@@ -22,8 +23,9 @@ from gateway.core.metrics import on_commit_inc
 from payments.acquirer.base import DisputeFound
 from payments.locks import lock_payment
 from payments.models import Payment
+from payments.services.dispute_mark import payment_open_dispute_set
 from refunds.disputes.locks import lock_dispute
-from refunds.disputes.payloads import CLOSED, OPENED, UPDATED, dispute_webhook_payload
+from refunds.disputes.payloads import CLOSED, OPENED, UPDATED, dispute_status_word, dispute_webhook_payload
 from refunds.disputes.state import ensure_transition
 from refunds.models import Dispute, DisputeEvent
 from webhooks.services import event_record
@@ -64,6 +66,18 @@ def _values(found: DisputeFound, payment: Payment) -> dict:
         "evidence": list(found.evidence),
         "resolved_at": found.resolved_at,
     }
+
+
+def _payment_follows(payment: Payment) -> None:
+    """The payment's open dispute (the newest undecided one), for the enquiry: its own column."""
+    newest = (Dispute.objects.filter(payment=payment).exclude(status__in=Dispute.FINAL_STATUSES)
+              .order_by("-created_at", "-id").first())
+    summary = None if newest is None else {
+        "disputeId": newest.dispute_id, "status": dispute_status_word(newest.status), "type": newest.kind.upper(),
+        "amount": newest.amount,
+        "respondBy": newest.respond_by.astimezone(dt_timezone.utc).isoformat().replace("+00:00", "Z")
+        if newest.respond_by else None}
+    payment_open_dispute_set(payment, summary)
 
 
 def _webhook(dispute: Dispute, event: DisputeEvent, event_type: str) -> None:
@@ -111,6 +125,7 @@ def dispute_record(*, payment_pk: int, acquirer: str, found: DisputeFound, sourc
         dispute = _open(payment, acquirer, found, now, actor_name)
         if answer:
             _answered(dispute, answer, now, actor_name)
+        _payment_follows(payment)
         return Recorded(dispute, created=True, changed=True)
     dispute = lock_dispute(existing.pk)
     if _older(found, dispute) and not answer:
@@ -148,6 +163,7 @@ def dispute_record(*, payment_pk: int, acquirer: str, found: DisputeFound, sourc
     else:
         event = dispute.events.order_by("-id").first()  # the answer's own event
     _webhook(dispute, event, CLOSED if moved and dispute.is_final else UPDATED)
+    _payment_follows(payment)
     return Recorded(dispute, created=False, changed=True)
 
 
@@ -164,16 +180,16 @@ def _answered(dispute: Dispute, answer: dict, now: datetime, actor_name: str) ->
 @transaction.atomic(durable=True)
 def dispute_alert_raise(*, dispute_pk: int, now: datetime | None = None) -> bool:
     """Mark the deadline alert fired for a dispute still awaiting its answer within the alert
-    window of respond_by (refunds.disputes.selectors.ALERT_BEFORE), with an event in its story.
+    window of respond_by (refunds.disputes.selectors.ALERT_WINDOW), with an event in its story.
     False when it no longer needs one (answered, decided, alerted already)."""
-    from refunds.disputes.selectors import ALERT_BEFORE
+    from refunds.disputes.selectors import ALERT_WINDOW
 
     now = now or timezone.now()
     payment_pk = Dispute.objects.values_list("payment_id", flat=True).get(pk=dispute_pk)
     lock_payment(payment_pk)
     dispute = lock_dispute(dispute_pk)
     if (dispute.status not in Dispute.ANSWERABLE_STATUSES or dispute.deadline_alerted_at is not None
-            or dispute.respond_by is None or dispute.respond_by > now + ALERT_BEFORE):
+            or dispute.respond_by is None or dispute.respond_by > now + ALERT_WINDOW):
         return False
     dispute.deadline_alerted_at = now
     dispute.save(update_fields=["deadline_alerted_at", "updated_at"])

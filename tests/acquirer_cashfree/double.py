@@ -164,6 +164,7 @@ _ROUTES = [
     ("POST", re.compile(r"^/orders/(?P<order_id>[^/]+)/refunds$"), "/orders/{order_id}/refunds", True),
     ("GET", re.compile(r"^/orders/(?P<order_id>[^/]+)/refunds/(?P<refund_id>[^/]+)$"),
      "/orders/{order_id}/refunds/{refund_id}", True),
+    ("POST", re.compile(r"^/simulate$"), "/simulate", True),
 ]
 # Disputes (docs/disputes.md): the double keeps them too, and answers these four as Cashfree would.
 _ROUTES += [
@@ -745,6 +746,21 @@ class CashfreeDouble:
             refund["refund_note"] = body["refund_note"]
         self.refunds[(order["order_id"], refund_id)] = refund
         return 200, refund
+
+    def _simulate(self, params: dict, body: Any) -> tuple[int, Any]:
+        """The sandbox's POST /simulate: the payment `entity_id` (order pay's cf_payment_id)
+        ends as `entity_simulation.payment_status`, and its webhook is sent when a webhook_url
+        is set, as Cashfree's sandbox does."""
+        body = body if isinstance(body, dict) else {}
+        wanted = (body.get("entity_simulation") or {}).get("payment_status")
+        payment = self.payments.get(str(body.get("entity_id", "")))
+        if body.get("entity") != "PAYMENTS" or payment is None or wanted not in (
+                "SUCCESS", "FAILED", "PENDING", "USER_DROPPED"):
+            return self._error(400, "entity_id_invalid", "no such payment to simulate")
+        if wanted != "PENDING":
+            self.settle_payment(payment["order_id"], wanted, notify=bool(self.webhook_url))
+        return 200, {"simulation_id": f"sim_{payment['cf_payment_id']}", "entity": "PAYMENTS",
+                     "entity_id": payment["cf_payment_id"], "entity_simulation": {"payment_status": wanted}}
 
     def _orders_order_id_refunds_refund_id(self, params: dict, body: Any) -> tuple[int, Any]:
         refund = self.refunds.get((params["order_id"], params["refund_id"]))

@@ -211,7 +211,9 @@ def test_the_console_reads_each_app_only_through_its_selectors():
     # The services of refunds' settlements package that finance's pages call (one write each).
     settlement_services = {"refunds.settlements.exceptions",   # resolving an exception with a note
                            "refunds.settlements.statements",   # storing an uploaded bank statement
-                           "refunds.settlements.reconcile"}    # reconciling against it
+                           "refunds.settlements.reconcile",    # reconciling against it
+                           # Disputes (refunds/disputes/): their reads, and finance's answers.
+                           "refunds.disputes.selectors", "refunds.disputes.services"}
     wrong = sorted(f"{path.relative_to(ROOT)}: {module}"
                    for path in (ROOT / "gateway" / "console").rglob("*.py") for module in imported_modules(path)
                    if module.split(".")[0] in APPS and "." in module and module.split(".")[1] not in allowed

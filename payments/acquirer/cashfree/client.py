@@ -418,6 +418,16 @@ class CashfreeClient:
         path = f"/orders/{quote(order_id, safe='')}/refunds/{quote(refund_id, safe='')}"
         return self._call("GET", path, read=self._refund)
 
+    # -- the sandbox's simulation (manage.py acquirer_smoke) ----------------------------------
+
+    def simulate_payment(self, *, cf_payment_id: str, status: str, idempotency_key: str) -> dict:
+        """Sandbox only: Cashfree's `POST /simulate` ends payment `cf_payment_id` (order pay's
+        id, the description's "transactionId") as `status` (SUCCESS, FAILED, PENDING,
+        USER_DROPPED), as a bank would, with its webhook. Answers the SimulationResponse."""
+        body = {"entity": "PAYMENTS", "entity_id": cf_payment_id, "entity_simulation": {"payment_status": status}}
+        return self._call("POST", "/simulate", body=body, idempotency_key=idempotency_key,
+                          read=lambda answer: answer if isinstance(answer, dict) else {})
+
     # -- disputes ------------------------------------------------------------------------------
     # The entities are read by disputes.py (the one reading, shared with the dispute webhooks);
     # here only their shape is checked.

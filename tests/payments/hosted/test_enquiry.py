@@ -56,6 +56,7 @@ def test_get_form_returns_the_transaction_with_paise_amount_and_rupee_paid_amoun
         "bankRrn": "123456789012",
         "refundedAmount": 0,       # paise
         "refundPendingAmount": 0,  # paise
+        "openDispute": None,  # no dispute of it open (docs/disputes.md)
         # SabPaisa's own enquiry fields beside the interface's (issue 17).
         "success": True,
         "txnId": payment.sabpaisa_txn_id,
