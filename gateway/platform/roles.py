@@ -40,6 +40,7 @@ READ = (
     "webhooks.view_webhookdeliveryattempt",
     "tokens.view_token",
     "payments.view_paymentlink",
+    "payments.view_acquirerroute",
     # Settlements, their reconciliation exceptions and the bank statements (gateway/console/settlements.py).
     "refunds.view_settlement",
     "refunds.view_reconexception",
@@ -65,6 +66,9 @@ CANCEL_PAYMENT_LINK = "payments.cancel_paymentlink"  # cancel an unpaid payment 
 # upload a bank statement and reconcile against it.
 RESOLVE_RECON_EXCEPTION = "refunds.change_reconexception"
 UPLOAD_BANK_STATEMENT = "refunds.add_bankstatement"
+# A merchant's acquirer routes (payments/admin.py, issue 33): which processor takes its money,
+# so held with the merchant's other settings.
+CHANGE_ROUTES = ("payments.add_acquirerroute", "payments.change_acquirerroute", "payments.delete_acquirerroute")
 # Accept a dispute or contest it with evidence (gateway/console/dispute_views.py): accepting gives
 # the customer the money back, so it is finance's, and needs a second factor like a refund.
 ANSWER_DISPUTE = "refunds.answer_dispute"
@@ -77,7 +81,8 @@ MANAGE_STAFF = ("auth.add_user", "auth.change_user", "auth.add_group", "auth.cha
 # moving money (refunds, a late approval given back, payment links asking a customer for money),
 # revealing or rotating a secret and changing a merchant, and changing who holds what.
 SECOND_FACTOR_PERMISSIONS = (INITIATE_REFUND, SETTLE_REVERSAL, CREATE_PAYMENT_LINK, CANCEL_PAYMENT_LINK,
-                             EXPORT_SETTLEMENT, ANSWER_DISPUTE, ADD_MERCHANT, CHANGE_MERCHANT, *MANAGE_STAFF)
+                             EXPORT_SETTLEMENT, ANSWER_DISPUTE, ADD_MERCHANT, CHANGE_MERCHANT, *CHANGE_ROUTES,
+                             *MANAGE_STAFF)
 
 _SUPPORT = (*READ, RESEND_WEBHOOK, DELETE_TOKEN)
 
@@ -90,7 +95,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     # Support, plus the merchants and their credentials; no refunds or exports, so that the
     # people who hold the keys are not also the people who move money (give both groups to
     # someone who must do both).
-    ADMINISTRATORS: (*_SUPPORT, ADD_MERCHANT, CHANGE_MERCHANT),
+    ADMINISTRATORS: (*_SUPPORT, ADD_MERCHANT, CHANGE_MERCHANT, *CHANGE_ROUTES),
 }
 
 

@@ -41,7 +41,10 @@ def test_what_separates_the_roles():
                                  "payments.add_paymentlink", "payments.cancel_paymentlink",
                                  "refunds.change_reconexception", "refunds.add_bankstatement",
                                  "refunds.answer_dispute"}
-    assert administrators - support == {"gateway.add_merchant", "gateway.change_merchant"}
+    assert administrators - support == {"gateway.add_merchant", "gateway.change_merchant",
+                                        # a merchant's acquirer routes, held with its other settings
+                                        "payments.add_acquirerroute", "payments.change_acquirerroute",
+                                        "payments.delete_acquirerroute"}
     assert not support & {"refunds.initiate_refund", "payments.export_settlement", "gateway.change_merchant"}
     assert not administrators & {"refunds.initiate_refund", "payments.export_settlement", "refunds.answer_dispute"}
 
