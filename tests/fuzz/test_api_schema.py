@@ -65,6 +65,12 @@ FUZZ_REPORT = os.environ.get("FUZZ_REPORT") == "1"
 
 
 
+# Refusals of what the document cannot state, by operation and the field they name: an evidence
+# file's content (PDF, PNG or JPEG by its bytes, not empty, no active content) and its docType
+# (one of that dispute's own preferredEvidence types). Every other field there is still held.
+UNSTATABLE_REFUSALS = {("POST", "/api/v2/disputes/{disputeId}/evidence"): ("file:", "docType:")}
+
+
 class SchemaValidRefused(AssertionError):
     """A request the document allows was refused with VALIDATION_ERROR."""
 
@@ -83,6 +89,8 @@ def positive_data_not_refused(ctx, response, case):
     except ValueError:
         return None
     if isinstance(body, dict) and body.get("errorCode") == "VALIDATION_ERROR":
+        if str(body.get("errorMessage", "")).startswith(UNSTATABLE_REFUSALS.get((case.method.upper(), case.path), ())):
+            return None
         raise SchemaValidRefused(f"{case.method.upper()} {case.path}: a request valid under the document was "
                                  f"refused: {body.get('errorMessage')}; the request: {case.body!r:.300}, "
                                  f"{case.query!r:.200}")
@@ -239,7 +247,8 @@ def _unstatable(case, draw, world: World) -> None:
             body["webhookUrl"] = PUBLIC_WEBHOOK_URL
         if body.get("tokenId") is not None:  # a token of the merchant's
             body["tokenId"] = world.token_id
-    elif op in (("GET", "/api/v2/refunds"), ("GET", "/api/v2/settlements")) and query is not None:
+    elif op in (("GET", "/api/v2/refunds"), ("GET", "/api/v2/settlements"), ("GET", "/api/v2/disputes")) \
+            and query is not None:
         if query.get("fromDate") and query.get("toDate") and str(query["toDate"]) < str(query["fromDate"]):
             query["fromDate"], query["toDate"] = query["toDate"], query["fromDate"]
     elif op == ("POST", "/api/v2/refunds") and body is not None:
