@@ -186,8 +186,7 @@ def dispute_alert_raise(*, dispute_pk: int, now: datetime | None = None) -> bool
     payment_pk = Dispute.objects.values_list("payment_id", flat=True).get(pk=dispute_pk)
     lock_payment(payment_pk)
     dispute = lock_dispute(dispute_pk)
-    if (dispute.status not in Dispute.ANSWERABLE_STATUSES or dispute.deadline_alerted_at is not None
-            or dispute.respond_by is None or dispute.respond_by > now + selectors.ALERT_WINDOW):
+    if dispute.deadline_alerted_at is not None or not selectors.dispute_due_soon(dispute, now):
         return False
     dispute.deadline_alerted_at = now
     dispute.save(update_fields=["deadline_alerted_at", "updated_at"])
