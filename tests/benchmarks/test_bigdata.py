@@ -175,3 +175,12 @@ def test_no_row_points_at_a_missing_parent(filled):
             cur.execute(f"SELECT count(*) FROM {table} c LEFT JOIN {parent} p ON p.id = c.{column} "
                         f"WHERE p.id IS NULL")
             assert cur.fetchone()[0] == 0, f"{table}.{column} points at a missing {parent}"
+
+
+def test_a_dead_delivery_had_every_attempt_of_the_configured_retry_schedule(settings):
+    settings.WEBHOOK_RETRY_SCHEDULE = [10, 60, 300]
+    make_merchant(code="BENCH")
+    fill(Size(PAYMENTS, merchants=5), merchant_code="BENCH", vacuum=False)
+    dead = WebhookDelivery.objects.filter(status=WebhookDelivery.Status.DEAD)
+    assert dead.exists()
+    assert set(dead.values_list("attempts", flat=True)) == {len(settings.WEBHOOK_RETRY_SCHEDULE) + 1}
