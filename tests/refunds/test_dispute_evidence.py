@@ -3,8 +3,6 @@ out of the web root and sent; a wrong type, an oversized file, a disguised file 
 active content are refused, naming the field, with nothing stored or sent."""
 from __future__ import annotations
 
-import shutil
-import uuid
 import zlib
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from payments.acquirer.sandbox import disputes as sandbox_disputes
 from payments.models import SandboxDispute
 from refunds.disputes.sweep import disputes_sweep, evidence_files_purge
 from refunds.models import Dispute, DisputeEvidence
+from tests.support.disputes import evidence_dir  # noqa: F401 - the fixture, by name
 from tests.support.factories import make_success_payment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,14 +22,6 @@ PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\ntrailer << /
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + b"\x00" * 40
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x00" * 40
 PROOF = "Delivery/Service Proof"
-
-
-@pytest.fixture
-def evidence_dir(settings):
-    folder = ROOT / "var" / "test-evidence" / uuid.uuid4().hex
-    settings.DISPUTE_EVIDENCE_DIR = folder
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
