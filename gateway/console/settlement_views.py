@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
-from django.db import transaction
 from django.http import Http404, HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -21,7 +20,7 @@ from gateway.platform import roles
 from gateway.platform.services import audit_record
 from refunds import selectors
 from refunds.settlements.exceptions import recon_exception_resolve
-from refunds.settlements.statements import MAX_BYTES, StatementInvalid, bank_statement_store
+from refunds.settlements.statements import MAX_BYTES, StatementInvalid, bank_statement_upload
 
 VIEW_SETTLEMENT = "refunds.view_settlement"
 VIEW_EXCEPTION = "refunds.view_reconexception"
@@ -199,12 +198,7 @@ def statement_upload_view(request):
         else:
             content = upload.read()
             try:
-                with transaction.atomic():
-                    statement, created = bank_statement_store(name=upload.name, content=content, source="console",
-                                                              actor=request.user)
-                    audit_record(actor=request.user, action="bank_statement.upload", obj=statement,
-                                 after={"name": statement.name, "sha256": statement.sha256, "new": created,
-                                        "lines": statement.lines.count()})
+                statement, created = bank_statement_upload(name=upload.name, content=content, actor=request.user)
             except StatementInvalid as exc:
                 form.add_error("statement", f"Bank statement: {exc}")
             else:

@@ -28,6 +28,7 @@ from decimal import Decimal
 
 from django.db import transaction
 
+from gateway.platform.services import audit_record
 from refunds.models import BankStatement, BankStatementLine
 
 MAX_ROWS = 200_000
@@ -135,4 +136,17 @@ def bank_statement_store(*, name: str, content: bytes, source: str, actor=None) 
             BankStatementLine.objects.bulk_create(
                 [BankStatementLine(statement=statement, line_no=row.line_no, date=row.date, amount=row.amount,
                                    utr=row.utr, narration=row.narration) for row in rows], batch_size=5000)
+    return statement, created
+
+
+def bank_statement_upload(*, name: str, content: bytes, actor) -> tuple[BankStatement, bool]:
+    """Finance's upload in the console: bank_statement_store and an audit record of who
+    uploaded which file (new or not, how many lines), in one transaction. Raises
+    StatementInvalid, and writes nothing, for a file parse_statement refuses."""
+    with transaction.atomic():
+        statement, created = bank_statement_store(name=name, content=content, source=BankStatement.Source.CONSOLE,
+                                                  actor=actor)
+        audit_record(actor=actor, action="bank_statement.upload", obj=statement,
+                     after={"name": statement.name, "sha256": statement.sha256, "new": created,
+                            "lines": statement.lines.count()})
     return statement, created
