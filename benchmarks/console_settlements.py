@@ -16,19 +16,14 @@ are read at the first page and at the last. The CSV is timed whole, with its row
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.settlement_run import generated_month, main
+
 REPEAT = 7
-FAULTS = {"not_settled": 10, "settled_twice": 10, "amount_mismatch": 10, "fee_mismatch": 10, "tax_not_gst": 10,
-          "refund_mismatch": 10, "unknown_reference": 10, "bank_unmatched": 10, "unbalanced": 10}
 
 
 def _time(fetch) -> dict:
@@ -56,30 +51,21 @@ def inner(args) -> None:
 
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
-    from django.core.management import call_command
-    from django.db import connection
     from django.db.models import Count
     from django.test import Client
 
-    from benchmarks.settlement_month import month_generate
     from gateway.platform.models import Merchant
     from gateway.platform.services import merchant_rotate_api_key
     from refunds.models import ReconException, Settlement, SettlementLine
     from refunds.settlements.reconcile import reconcile
 
-    call_command("migrate", verbosity=0)
-    began = time.perf_counter()
-    month = month_generate(payments=args.payments, merchants=args.merchants, days=args.days,
-                           chargebacks=args.chargebacks, faults=FAULTS, seed=5)
-    generated = time.perf_counter() - began
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
+    month, generated = generated_month(args, seed=5)
     began = time.perf_counter()
     reconcile(as_of=month.end + timedelta(days=10))
     reconciled = time.perf_counter() - began
 
-    busiest = (Settlement.objects.annotate(n=Count("lines")).order_by("-n").values_list("pk", "n", "merchant_id", "public_id")
-               .first())
+    busiest = (Settlement.objects.annotate(n=Count("lines")).order_by("-n")
+               .values_list("pk", "n", "merchant_id", "public_id").first())
     settlement_pk, line_count, merchant_pk, public_id = busiest
     last_page = -(-line_count // 100)
     exception = ReconException.objects.order_by("-id").first()
@@ -130,40 +116,7 @@ def inner(args) -> None:
     print(json.dumps(report, indent=2))
 
 
-def outer(args) -> int:
-    from benchmarks.stack import Stack
-
-    stack = Stack(name="console-settlements", pg_port=args.pg_port, redis_port=args.redis_port,
-                  web_port=args.web_port)
-    try:
-        stack.postgres_init()
-        stack.redis_start()
-        print(f"console settlements benchmark: {args.payments} payments, {args.merchants} merchants x {args.days} "
-              f"days; {os.cpu_count()} cores; PostgreSQL on port {args.pg_port}", flush=True)
-        command = [sys.executable, "-m", "benchmarks.console_settlements", "--inner", "--payments",
-                   str(args.payments), "--merchants", str(args.merchants), "--days", str(args.days),
-                   "--chargebacks", str(args.chargebacks)]
-        return subprocess.run(command, cwd=ROOT, env=stack.env()).returncode
-    finally:
-        stack.close()
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--payments", type=int, default=1_000_000)
-    parser.add_argument("--merchants", type=int, default=100)
-    parser.add_argument("--days", type=int, default=100)
-    parser.add_argument("--chargebacks", type=int, default=50)
-    parser.add_argument("--pg-port", type=int, default=5461)
-    parser.add_argument("--redis-port", type=int, default=6461)
-    parser.add_argument("--web-port", type=int, default=8461)
-    parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.inner:
-        inner(args)
-        return 0
-    return outer(args)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(inner, description=__doc__.split("\n\n")[0], name="console-settlements",
+                  module="benchmarks.console_settlements", title="console settlements benchmark",
+                  ports=(5461, 6461, 8461)))

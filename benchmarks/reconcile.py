@@ -14,18 +14,11 @@ faults; the script exits non-zero otherwise. The target: the first run under 60 
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-FAULTS = {"not_settled": 10, "settled_twice": 10, "amount_mismatch": 10, "fee_mismatch": 10, "tax_not_gst": 10,
-          "refund_mismatch": 10, "unknown_reference": 10, "bank_unmatched": 10, "unbalanced": 10}
+from benchmarks.settlement_run import FAULTS, generated_month, main
 
 
 def inner(args) -> None:
@@ -34,21 +27,12 @@ def inner(args) -> None:
     django.setup()
     from datetime import timedelta
 
-    from django.core.management import call_command
-    from django.db import connection
     from django.db.models import Count
 
-    from benchmarks.settlement_month import month_generate
     from refunds.models import ReconException, SettlementLine
     from refunds.settlements.reconcile import reconcile
 
-    call_command("migrate", verbosity=0)
-    began = time.perf_counter()
-    month = month_generate(payments=args.payments, merchants=args.merchants, days=args.days,
-                           chargebacks=args.chargebacks, faults=FAULTS, seed=3)
-    generated = time.perf_counter() - began
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
+    month, generated = generated_month(args, seed=3)
     lines = SettlementLine.objects.count()
     as_of = month.end + timedelta(days=10)
     runs = []
@@ -67,39 +51,6 @@ def inner(args) -> None:
     sys.exit(0 if report["all_found_none_else"] else 1)
 
 
-def outer(args) -> int:
-    from benchmarks.stack import Stack
-
-    stack = Stack(name="reconcile", pg_port=args.pg_port, redis_port=args.redis_port, web_port=args.web_port)
-    try:
-        stack.postgres_init()
-        stack.redis_start()
-        cores = os.cpu_count()
-        print(f"reconcile benchmark: {args.payments} payments, {args.merchants} merchants x {args.days} days "
-              f"of settlements; {cores} cores; PostgreSQL on port {args.pg_port}", flush=True)
-        command = [sys.executable, "-m", "benchmarks.reconcile", "--inner", "--payments", str(args.payments),
-                   "--merchants", str(args.merchants), "--days", str(args.days), "--chargebacks", str(args.chargebacks)]
-        return subprocess.run(command, cwd=ROOT, env=stack.env()).returncode
-    finally:
-        stack.close()
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--payments", type=int, default=1_000_000)
-    parser.add_argument("--merchants", type=int, default=100)
-    parser.add_argument("--days", type=int, default=100)
-    parser.add_argument("--chargebacks", type=int, default=50)
-    parser.add_argument("--pg-port", type=int, default=5447)
-    parser.add_argument("--redis-port", type=int, default=6397)
-    parser.add_argument("--web-port", type=int, default=8397)
-    parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.inner:
-        inner(args)
-        return 0
-    return outer(args)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(inner, description=__doc__.split("\n\n")[0], name="reconcile", module="benchmarks.reconcile",
+                  title="reconcile benchmark", ports=(5447, 6397, 8397)))
