@@ -21,9 +21,10 @@ What it writes, per `payments` (every other count follows from it unless given):
   refunded_amount and refund_pending_amount are the sums of its SUCCESS and INITIATED refunds,
   written with the payment, so the project's own check (payments_with_refund_totals_off) holds.
 - a webhook event, one delivery and its attempts for every payment that became final, and every
-  refund that did, within the webhook history's retention (180 days: older ones the retention
-  sweep has deleted), about 3 million deliveries for 5 million payments: most delivered at the
-  first attempt, some after retries, 1% dead after the whole retry schedule.
+  refund that did, within the webhook history's retention (webhooks.retention's: older ones
+  the retention sweep has deleted), about 3 million deliveries for 5 million payments: most
+  delivered at the first attempt, some after retries, 1% dead after the whole retry schedule
+  (settings.WEBHOOK_RETRY_SCHEDULE).
 
 Foreign keys are not checked row by row during the fill (`session_replication_role =
 replica` skips their triggers: the rows are written parents first and
@@ -39,9 +40,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-
-WEBHOOK_RETENTION_DAYS = 180
-RETRIES = 8  # settings.WEBHOOK_RETRY_SCHEDULE's default length: a dead delivery had 9 attempts
 
 
 @dataclass
@@ -100,10 +98,14 @@ def fill(size: Size, *, merchant_code: str | None = None, seed: float = 0.42, va
     from django.db import connection, transaction
     from django.utils import timezone
 
+    from django.conf import settings
+
     from gateway.core.crypto import encrypt
     from gateway.platform.models import Merchant
+    from webhooks.retention import WEBHOOK_HISTORY_RETENTION
 
     end = timezone.now() - size.end_before_now
+    retries = len(settings.WEBHOOK_RETRY_SCHEDULE)  # a dead delivery had every retry: retries + 1 attempts
     start = end - timedelta(days=round(30.44 * size.months))
     secret = encrypt("big-data-fill-" + "x" * 24)  # one ciphertext for every filled merchant
     existing = None
@@ -264,7 +266,7 @@ def fill(size: Size, *, merchant_code: str | None = None, seed: float = 0.42, va
             ORDER BY r.id, e.step""", {"first": first_refund})
 
         # Webhook history within retention: payments' final statuses, then refunds'.
-        cutoff = end + size.end_before_now - timedelta(days=WEBHOOK_RETENTION_DAYS) + timedelta(hours=2)
+        cutoff = end + size.end_before_now - WEBHOOK_HISTORY_RETENTION + timedelta(hours=2)
         step("webhook events (payments)", """
             INSERT INTO webhooks_webhookevent (id, event_type, subject_id, payload, body, created_at, merchant_id)
             SELECT id, event_type, subject_id, payload, payload::text, created_at, merchant_id FROM (
@@ -307,8 +309,8 @@ def fill(size: Size, *, merchant_code: str | None = None, seed: float = 0.42, va
         step("webhook deliveries", f"""
             INSERT INTO webhooks_webhookdelivery (status, attempts, cycle_attempts, next_attempt_at, claim_token,
                 last_attempt_at, delivered_at, created_at, updated_at, merchant_id, event_id, url)
-            SELECT CASE WHEN tries = {RETRIES + 1} THEN 'dead' ELSE 'delivered' END, tries, tries, NULL, '',
-                   last_at, CASE WHEN tries = {RETRIES + 1} THEN NULL ELSE last_at END, created_at, last_at,
+            SELECT CASE WHEN tries = {retries + 1} THEN 'dead' ELSE 'delivered' END, tries, tries, NULL, '',
+                   last_at, CASE WHEN tries = {retries + 1} THEN NULL ELSE last_at END, created_at, last_at,
                    merchant_id, id, ''
             FROM (
                 SELECT e.id, e.created_at, e.merchant_id, t.tries,
@@ -316,7 +318,7 @@ def fill(size: Size, *, merchant_code: str | None = None, seed: float = 0.42, va
                                        WHEN 3 THEN interval '70 seconds' ELSE interval '3 days 1 hour' END) AS last_at
                 FROM webhooks_webhookevent e
                 CROSS JOIN LATERAL (SELECT CASE WHEN h < 97 THEN 1 WHEN h < 98 THEN 2 WHEN h < 99 THEN 3
-                                                ELSE {RETRIES + 1} END AS tries
+                                                ELSE {retries + 1} END AS tries
                                     FROM (SELECT mod(abs(hashtext(e.id)), 100) AS h) AS hh) AS t
                 WHERE e.id LIKE 'evt\\_%%' AND (e.subject_id LIKE 'SPH%%' OR e.subject_id LIKE 'rfnd\\_h%%')
                   AND e.created_at >= %(cutoff)s

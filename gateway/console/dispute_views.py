@@ -44,11 +44,9 @@ def time_left(respond_by: datetime | None, now: datetime) -> str:
 
 
 def dispute_row(dispute, now: datetime) -> dict:
-    due_soon = (dispute.status in dispute.ANSWERABLE_STATUSES and dispute.respond_by is not None
-                and dispute.respond_by <= now + selectors.ALERT_WINDOW)
     return {"dispute": dispute, "amount": money(dispute.amount), "respond_by": short_time(dispute.respond_by),
             "time_left": time_left(dispute.respond_by, now) if not dispute.is_final else "decided",
-            "due_soon": due_soon, "status": dispute.status.upper()}
+            "due_soon": selectors.dispute_due_soon(dispute, now), "status": dispute.status.upper()}
 
 
 @require_http_methods(["GET", "POST"])
@@ -59,10 +57,10 @@ def disputes_view(request):
         return _open_test_dispute(request)
     awaiting = [dispute_row(d, now) for d in selectors.disputes_awaiting(now=now)]
     others = [dispute_row(d, now) for d in selectors.disputes_not_awaiting(limit=100)]
+    at_risk = selectors.disputes_at_risk(now=now)
     context = {**admin.site.each_context(request), "title": "Disputes", "awaiting": awaiting, "others": others,
-               "at_risk": selectors.disputes_at_risk(now=now), "at_risk_amount": None,
+               "at_risk": at_risk, "at_risk_amount": money(at_risk["amount"]),
                "can_open_test": _can_open_test(request.user)}
-    context["at_risk_amount"] = money(context["at_risk"]["amount"])
     return TemplateResponse(request, "admin/console/disputes.html", context)
 
 

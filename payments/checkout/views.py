@@ -137,13 +137,24 @@ def _calm_when_spent(view):
         except CallBudgetSpent as spent:
             payment = granted_payment(request, payment_id)
             payment.refresh_from_db()
-            response = render(request, "checkout/calm.html", page_context(
-                payment, scope=spent.scope, back_url=reverse("checkout:page", args=[payment_id])), status=429)
+            context = page_context(payment, scope=spent.scope, back_url=reverse("checkout:page", args=[payment_id]))
+            response = render(request, "checkout/calm.html", {**context, "words": _calm_words(spent, context)},
+                              status=429)
             for name, value in spent.headers.items():
                 response[name] = value
             return response
 
     return calm
+
+
+def _calm_words(spent: CallBudgetSpent, context: dict) -> str:
+    """What the calm page says of a spent budget: the attempt's answer is awaited, or the
+    session has asked enough. The card fields' script shows the same words (card_fields)."""
+    if spent.scope == "attempt":
+        return _("We asked the bank about this payment a moment ago, and we are waiting for its answer. "
+                 "Wait a minute, then check again.")
+    return _("This payment has been tried many times, so we have stopped asking the bank for now. To pay, "
+             "go back to %(merchant_name)s and start again.") % {"merchant_name": context["merchant_name"]}
 
 
 # --- pages ----------------------------------------------------------------------------------
@@ -269,9 +280,13 @@ def card_fields(request, payment_id: str):
     if not phone.is_valid():
         return JsonResponse({"errors": {name: [str(message) for message in messages]
                                         for name, messages in phone.errors.items()}}, status=400)
-    with _checkout_step(show_errors=True) as step:
-        _phone_keep(payment, phone)
-        session = hosted.hosted_card_fields_open(payment=payment)
+    try:
+        with _checkout_step(show_errors=True) as step:
+            _phone_keep(payment, phone)
+            session = hosted.hosted_card_fields_open(payment=payment)
+    except CallBudgetSpent as spent:  # the calm page's words, where the fields' script shows errors
+        return JsonResponse({"errors": {"card": [_calm_words(spent, page_context(payment))]}}, status=429,
+                            headers=spent.headers)
     if step.error is not None:
         return JsonResponse({"errors": {"card": [step.error]}}, status=400)
     if step.moved_on:  # another tab went on meanwhile: the page for where it is now

@@ -6,6 +6,8 @@ as payments' and refunds' are.
 """
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from refunds.models import Dispute
 from webhooks.payloads import event_timestamp
 
@@ -15,14 +17,9 @@ CLOSED = "dispute.closed"
 EVENT_TYPES = (OPENED, UPDATED, CLOSED)
 
 
-def _iso(value):
-    return value.isoformat().replace("+00:00", "Z") if value else None
-
-
-def _utc(value):
-    from datetime import timezone
-
-    return _iso(value.astimezone(timezone.utc)) if value else None
+def iso_utc(value: datetime | None) -> str | None:
+    """An aware time as the API writes it, ISO 8601 in UTC ('...Z'), or None."""
+    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z") if value else None
 
 
 def dispute_status_word(status: str) -> str:
@@ -46,19 +43,19 @@ def dispute_record(dispute: Dispute) -> dict:
         "reasonDescription": dispute.reason_text or None,
         "amount": dispute.amount,
         "currency": dispute.currency,
-        "respondBy": _utc(dispute.respond_by),
+        "respondBy": iso_utc(dispute.respond_by),
         "preferredEvidence": [{"type": item.get("code", ""), "description": item.get("description", "")}
                               for item in dispute.preferred_evidence],
         "evidenceSubmitted": dispute.evidence_submitted_at is not None,
-        "evidenceSubmittedAt": _utc(dispute.evidence_submitted_at),
+        "evidenceSubmittedAt": iso_utc(dispute.evidence_submitted_at),
         "evidence": list(dispute.evidence),
-        "acceptedAt": _utc(dispute.accepted_at),
+        "acceptedAt": iso_utc(dispute.accepted_at),
         "outcome": dispute_status_word(dispute.status) if dispute.is_final else None,
         "remarks": dispute.remarks or None,
-        "openedAt": _utc(dispute.opened_at),
-        "resolvedAt": _utc(dispute.resolved_at),
-        "createdAt": _utc(dispute.created_at),
-        "updatedAt": _utc(dispute.updated_at),
+        "openedAt": iso_utc(dispute.opened_at),
+        "resolvedAt": iso_utc(dispute.resolved_at),
+        "createdAt": iso_utc(dispute.created_at),
+        "updatedAt": iso_utc(dispute.updated_at),
     }
 
 

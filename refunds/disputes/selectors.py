@@ -22,6 +22,14 @@ ALERT_MARGIN = timedelta(minutes=10)
 ALERT_WINDOW = ALERT_BEFORE + ALERT_MARGIN
 
 
+def dispute_due_soon(dispute: Dispute, now: datetime) -> bool:
+    """Whether the dispute still awaits the merchant's answer and is within ALERT_WINDOW of
+    respond_by: the deadline alert's condition (with no alert fired yet) and the console's
+    "due soon". disputes_due_for_alert and disputes_at_risk ask the same in SQL."""
+    return (dispute.status in Dispute.ANSWERABLE_STATUSES and dispute.respond_by is not None
+            and dispute.respond_by <= now + ALERT_WINDOW)
+
+
 def dispute_get_for_merchant(*, merchant: Merchant, dispute_id: str) -> Dispute:
     """The merchant's dispute by disputeId. Raises NotFound for another merchant's dispute
     exactly as for one that does not exist."""

@@ -56,8 +56,8 @@ def dispute_take(*, acquirer: Acquirer, found: DisputeFound, source: str) -> Rec
 
 def _alert_if_due(dispute: Dispute, now: datetime | None = None) -> None:
     now = now or timezone.now()
-    if (dispute.status in Dispute.ANSWERABLE_STATUSES and dispute.deadline_alerted_at is None
-            and dispute.respond_by is not None and dispute.respond_by <= now + selectors.ALERT_WINDOW):
+    # Checked here first so that a dispute needing no alert takes no lock (the alert checks again).
+    if dispute.deadline_alerted_at is None and selectors.dispute_due_soon(dispute, now):
         dispute_alert_raise(dispute_pk=dispute.pk, now=now)
 
 

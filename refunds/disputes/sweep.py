@@ -60,23 +60,20 @@ def _news(found, dispute: Dispute) -> bool:
 def _refresh(acquirer: Acquirer | None, dispute_pk: int, result: SweepResult) -> None:
     dispute = Dispute.objects.select_related("payment").get(pk=dispute_pk)
     acquirer = acquirer or acquirer_for(dispute.payment)
-    if dispute.acquirer != acquirer.name:
-        # Another acquirer's (the gateway moved): no one here can read it. Marked read so that
-        # it does not hold the queue; staff follow it in that processor's dashboard.
-        Dispute.objects.filter(pk=dispute_pk).update(synced_at=timezone.now())
-        return
-    try:
-        found = acquirer.dispute_get(processor_id=dispute.processor_dispute_id)
-        if not _news(found, dispute):
-            Dispute.objects.filter(pk=dispute_pk).update(synced_at=timezone.now())
-            return
-        dispute_record(payment_pk=dispute.payment_id, acquirer=acquirer.name, found=found, source="sweep")
-        # Read now, whether or not anything changed (dispute_record writes only a change).
-        Dispute.objects.filter(pk=dispute_pk).update(synced_at=timezone.now())
-        result.refreshed += 1
-    except (AcquirerError, InvalidDisputeTransition) as exc:
-        result.errors.append(f"{dispute.dispute_id}: {exc}")
-        logger.warning("disputes sweep: dispute %s not read: %s", dispute.dispute_id, exc)
+    # Another acquirer's dispute (the gateway moved) is only marked read, so that it does not
+    # hold the queue: no one here can read it; staff follow it in that processor's dashboard.
+    if dispute.acquirer == acquirer.name:
+        try:
+            found = acquirer.dispute_get(processor_id=dispute.processor_dispute_id)
+            if _news(found, dispute):
+                dispute_record(payment_pk=dispute.payment_id, acquirer=acquirer.name, found=found, source="sweep")
+                result.refreshed += 1
+        except (AcquirerError, InvalidDisputeTransition) as exc:
+            result.errors.append(f"{dispute.dispute_id}: {exc}")
+            logger.warning("disputes sweep: dispute %s not read: %s", dispute.dispute_id, exc)
+            return  # not read: first in the queue next run
+    # Read now, whether or not anything changed (dispute_record leaves an older word unwritten).
+    Dispute.objects.filter(pk=dispute_pk).update(synced_at=timezone.now())
 
 
 def _ask(routed: Acquirer | None, now: datetime, result: SweepResult) -> None:
@@ -84,6 +81,7 @@ def _ask(routed: Acquirer | None, now: datetime, result: SweepResult) -> None:
     payments = selectors.payments_to_ask_about_disputes(after_pk=mark.last_payment_pk,
                                                         completed_since=now - LOOKBACK, limit=PAYMENTS_PER_RUN)
     last = 0 if len(payments) < PAYMENTS_PER_RUN else payments[-1].pk  # the window's end: start over
+    asked_up_to = mark.last_payment_pk
     for payment in payments:
         acquirer = routed or acquirer_for(payment)  # asked at the acquirer that took it
         try:
@@ -91,8 +89,9 @@ def _ask(routed: Acquirer | None, now: datetime, result: SweepResult) -> None:
         except AcquirerError as exc:
             # Unasked: the mark stops before it, so the next run asks it first.
             result.errors.append(f"{payment.sabpaisa_txn_id}: {exc}")
-            last = payments[payments.index(payment) - 1].pk if payments.index(payment) else mark.last_payment_pk
+            last = asked_up_to
             break
+        asked_up_to = payment.pk
         result.payments_asked += 1
         known = {d.processor_dispute_id: d for d in Dispute.objects.filter(payment=payment, acquirer=acquirer.name)}
         for found in found_all:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from datetime import timezone as dt_timezone
 
 from django.db import transaction
 from django.utils import timezone
@@ -24,18 +23,22 @@ from payments.acquirer.base import DisputeFound
 from payments.locks import lock_payment
 from payments.models import Payment
 from payments.services.dispute_mark import payment_open_dispute_set
+from refunds.disputes import selectors
 from refunds.disputes.locks import lock_dispute
-from refunds.disputes.payloads import CLOSED, OPENED, UPDATED, dispute_status_word, dispute_webhook_payload
+from refunds.disputes.payloads import (
+    CLOSED,
+    OPENED,
+    UPDATED,
+    dispute_status_word,
+    dispute_webhook_payload,
+    iso_utc,
+)
 from refunds.disputes.state import ensure_transition
 from refunds.models import Dispute, DisputeEvent
 from webhooks.services import event_record
 
 S = Dispute.Status
 SYSTEM_ACTOR = "system"
-
-# What the processor states besides the status that, changed, the merchant hears of.
-_TRACKED = ("processor_status", "kind", "amount", "reason_code", "reason_text", "respond_by", "remarks",
-            "preferred_evidence", "evidence", "resolved_at")
 
 
 @dataclass(frozen=True)
@@ -70,13 +73,10 @@ def _values(found: DisputeFound, payment: Payment) -> dict:
 
 def _payment_follows(payment: Payment) -> None:
     """The payment's open dispute (the newest undecided one), for the enquiry: its own column."""
-    newest = (Dispute.objects.filter(payment=payment).exclude(status__in=Dispute.FINAL_STATUSES)
-              .order_by("-created_at", "-id").first())
+    newest = selectors.payment_open_dispute(payment)
     summary = None if newest is None else {
         "disputeId": newest.dispute_id, "status": dispute_status_word(newest.status), "type": newest.kind.upper(),
-        "amount": newest.amount,
-        "respondBy": newest.respond_by.astimezone(dt_timezone.utc).isoformat().replace("+00:00", "Z")
-        if newest.respond_by else None}
+        "amount": newest.amount, "respondBy": iso_utc(newest.respond_by)}
     payment_open_dispute_set(payment, summary)
 
 
@@ -120,7 +120,7 @@ def dispute_record(*, payment_pk: int, acquirer: str, found: DisputeFound, sourc
     # Payment first, then dispute (the lock order): every dispute of one payment is opened one
     # at a time, so two deliveries of a new dispute open it once.
     payment = lock_payment(payment_pk)
-    existing = Dispute.objects.filter(acquirer=acquirer, processor_dispute_id=found.processor_id).first()
+    existing = selectors.dispute_for_processor(acquirer=acquirer, processor_id=found.processor_id)
     if existing is None:
         dispute = _open(payment, acquirer, found, now, actor_name)
         if answer:
@@ -182,14 +182,11 @@ def dispute_alert_raise(*, dispute_pk: int, now: datetime | None = None) -> bool
     """Mark the deadline alert fired for a dispute still awaiting its answer within the alert
     window of respond_by (refunds.disputes.selectors.ALERT_WINDOW), with an event in its story.
     False when it no longer needs one (answered, decided, alerted already)."""
-    from refunds.disputes.selectors import ALERT_WINDOW
-
     now = now or timezone.now()
     payment_pk = Dispute.objects.values_list("payment_id", flat=True).get(pk=dispute_pk)
     lock_payment(payment_pk)
     dispute = lock_dispute(dispute_pk)
-    if (dispute.status not in Dispute.ANSWERABLE_STATUSES or dispute.deadline_alerted_at is not None
-            or dispute.respond_by is None or dispute.respond_by > now + ALERT_WINDOW):
+    if dispute.deadline_alerted_at is not None or not selectors.dispute_due_soon(dispute, now):
         return False
     dispute.deadline_alerted_at = now
     dispute.save(update_fields=["deadline_alerted_at", "updated_at"])

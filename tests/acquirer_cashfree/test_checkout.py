@@ -325,6 +325,21 @@ def test_back_from_fields_that_never_paid_offers_the_methods_again_without_a_fai
     assert open_card_fields(customer)["paymentSessionId"]  # and the card may be tried again
 
 
+def test_past_the_budget_pay_beside_the_fields_answers_the_calm_words_as_the_fields_show_errors(
+        on_cashfree, cashfree, customer, processor_mode, settings):
+    """The fields' script shows `errors.card` of a refused open (static/checkout/card-fields.js):
+    past the checkout's call budget that is the calm page's sentence, not the API envelope."""
+    settings.CHECKOUT_ACQUIRER_CALLS_PER_SESSION = 1
+    payment = customer.payment
+    open_card_fields(customer)
+    asked = len(cashfree.exchanges)
+    refused = customer.post(page(payment, "/card/fields"), HTTP_ACCEPT="application/json")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    [words] = refused.json()["errors"]["card"]
+    assert "tried many times" in words and payment.merchant.name in words
+    assert len(cashfree.exchanges) == asked  # nothing asked of Cashfree
+
+
 def test_in_production_the_card_page_loads_cashfrees_script_and_nothing_else_from_outside(
         on_cashfree, cashfree, customer, processor_mode, settings):
     """PCI DSS v4 6.4.3: the page beside the card fields loads our own files and Cashfree.js from

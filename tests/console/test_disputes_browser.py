@@ -6,10 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import shutil
-import uuid
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -20,19 +17,10 @@ from refunds.disputes.sweep import deadline_alerts_raise, disputes_sweep
 from refunds.models import Dispute
 from tests.console.conftest import deliver_all, screenshot
 from tests.console.test_browser import signed_in
+from tests.support.disputes import PDF, evidence_dir  # noqa: F401 - the fixture, by name
 from tests.support.factories import make_success_payment
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-ROOT = Path(__file__).resolve().parents[2]
-PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
-
-
-@pytest.fixture
-def evidence_dir(settings):
-    folder = ROOT / "var" / "test-evidence" / uuid.uuid4().hex
-    settings.DISPUTE_EVIDENCE_DIR = folder
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_finance_sees_the_alert_opens_the_dispute_uploads_evidence_and_the_merchant_hears(

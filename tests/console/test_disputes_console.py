@@ -4,10 +4,7 @@ open disputes and amount at risk, the payment's story, the staging test dispute;
 openDispute."""
 from __future__ import annotations
 
-import shutil
-import uuid
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -18,19 +15,10 @@ from payments.acquirer.sandbox import disputes as sandbox_disputes
 from payments.models import Payment, SandboxDispute  # noqa: F401
 from refunds.disputes.sweep import disputes_sweep
 from refunds.models import Dispute
+from tests.support.disputes import PDF, evidence_dir  # noqa: F401 - the fixture, by name
 from tests.support.factories import make_success_payment
 
 pytestmark = pytest.mark.django_db
-ROOT = Path(__file__).resolve().parents[2]
-PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
-
-
-@pytest.fixture
-def evidence_dir(settings):
-    folder = ROOT / "var" / "test-evidence" / uuid.uuid4().hex
-    settings.DISPUTE_EVIDENCE_DIR = folder
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def disputed(merchant, *, hours_left: float | None = None) -> Dispute:

@@ -1,5 +1,5 @@
-"""The processor's limit alerts of deploy/prometheus/alerts.yml fire on the series they are
-meant for, checked by Prometheus' own rule unit tests (`promtool test rules`), and the
+"""The processor's limit alerts and the disputes' alerts of deploy/prometheus/alerts.yml fire
+on the series they are meant for, checked by Prometheus' own rule unit tests (`promtool test rules`), and the
 headroom gauge is set by the client from both of its sources (issue 28)."""
 from __future__ import annotations
 
@@ -69,3 +69,34 @@ def test_the_client_sets_the_headroom_from_its_limiter_and_from_cashfrees_header
     client.get_order("o1")
     assert _headroom("processor") == 0.25
     assert 0 <= _headroom("limiter") <= 0.9
+
+
+def test_an_unanswered_dispute_within_48_hours_pages_at_once_and_stops_when_answered(tmp_path):
+    due = 'gateway_disputes_due_soon{instance="worker1"}'
+    _promtool_test(tmp_path, [{
+        "interval": "1m",
+        "input_series": [{"series": due, "values": "0x5 2x5 0x5"}],
+        "alert_rule_test": [
+            {"eval_time": "3m", "alertname": "GatewayDisputeDeadlineNear", "exp_alerts": []},
+            {"eval_time": "7m", "alertname": "GatewayDisputeDeadlineNear", "exp_alerts": [{
+                "exp_labels": {"severity": "page"},
+                "exp_annotations": {"summary": "2 dispute(s) due within 48 hours with no answer: the console's "
+                                               "Needs attention lists them"}}]},
+            {"eval_time": "13m", "alertname": "GatewayDisputeDeadlineNear", "exp_alerts": []}],
+    }])
+
+
+def test_a_disputes_sweep_silent_for_over_an_hour_opens_a_ticket(tmp_path):
+    # The sweep's last success is its finish time in seconds: it keeps up for 30 minutes, then
+    # stops at 1,800 s. Over an hour later (5,400 s) plus the rule's 5 minutes, the ticket opens.
+    last = 'gateway_sweep_last_success_timestamp_seconds{sweep="disputes",instance="worker1"}'
+    _promtool_test(tmp_path, [{
+        "interval": "1m",
+        "input_series": [{"series": last, "values": "0+60x30 1800x80"}],
+        "alert_rule_test": [
+            {"eval_time": "30m", "alertname": "GatewayDisputesSweepStalled", "exp_alerts": []},
+            {"eval_time": "93m", "alertname": "GatewayDisputesSweepStalled", "exp_alerts": []},
+            {"eval_time": "97m", "alertname": "GatewayDisputesSweepStalled", "exp_alerts": [{
+                "exp_labels": {"severity": "ticket"},
+                "exp_annotations": {"summary": "The disputes sweep has not finished for over an hour"}}]}],
+    }])

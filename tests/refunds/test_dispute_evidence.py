@@ -3,8 +3,6 @@ out of the web root and sent; a wrong type, an oversized file, a disguised file 
 active content are refused, naming the field, with nothing stored or sent."""
 from __future__ import annotations
 
-import shutil
-import uuid
 import zlib
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from payments.acquirer.sandbox import disputes as sandbox_disputes
 from payments.models import SandboxDispute
 from refunds.disputes.sweep import disputes_sweep, evidence_files_purge
 from refunds.models import Dispute, DisputeEvidence
+from tests.support.disputes import evidence_dir  # noqa: F401 - the fixture, by name
 from tests.support.factories import make_success_payment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,14 +22,6 @@ PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\ntrailer << /
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + b"\x00" * 40
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x00" * 40
 PROOF = "Delivery/Service Proof"
-
-
-@pytest.fixture
-def evidence_dir(settings):
-    folder = ROOT / "var" / "test-evidence" / uuid.uuid4().hex
-    settings.DISPUTE_EVIDENCE_DIR = folder
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
@@ -101,6 +92,16 @@ def test_an_oversized_file_is_refused_before_it_is_read(api, merchant, dispute, 
     too_big = upload(api, merchant, dispute, PDF + b"%" * (70 * 1024))  # past the form's room: the body itself
     assert too_big.status_code == 400 and too_big.json()["errorMessage"].startswith("file")
     assert not DisputeEvidence.objects.exists()
+
+
+def test_an_overlong_doc_type_is_named_when_the_processor_listed_no_documents(api, merchant, dispute, evidence_dir):
+    # A dispute whose processor has not (yet) said which documents it wants takes any docType:
+    # one longer than the record's column is a VALIDATION_ERROR, not a 500, and nothing is kept.
+    Dispute.objects.filter(pk=dispute.pk).update(preferred_evidence=[])
+    answer = upload(api, merchant, dispute, doc_type="D" * 81)
+    assert answer.status_code == 400, answer.content
+    assert answer.json()["errorMessage"].startswith("docType")
+    assert not DisputeEvidence.objects.exists() and not evidence_dir.exists()
 
 
 def test_a_doc_type_the_dispute_did_not_ask_for_and_a_missing_file_are_named(api, merchant, dispute, evidence_dir):

@@ -246,6 +246,40 @@ def test_the_sandboxs_test_amount_is_disputed_found_by_the_sweep_and_accepted(ap
     assert again.status_code == 400 and again.json()["errorMessage"].startswith("status")
 
 
+def test_the_sweep_stops_its_mark_before_a_payment_the_acquirer_did_not_answer_for(merchant):
+    from payments.acquirer.base import AcquirerUnavailable
+    from payments.acquirer.sandbox.acquirer import SandboxAcquirer
+    from refunds.models import DisputeSweepMark
+
+    first, second, third = (make_success_payment(merchant, amount=10_000) for _ in range(3))
+
+    class DownFor(SandboxAcquirer):
+        def __init__(self, down):
+            self.down, self.asked = down, []
+
+        def disputes_of(self, *, payment):
+            self.asked.append(payment.pk)
+            if payment.pk in self.down:
+                raise AcquirerUnavailable("the processor did not answer")
+            return super().disputes_of(payment=payment)
+
+    DisputeSweepMark.objects.update_or_create(name="payments", defaults={"last_payment_pk": first.pk - 1})
+    down_for_second = DownFor({second.pk})
+    result = disputes_sweep(acquirer=down_for_second)
+    assert result.payments_asked == 1 and len(result.errors) == 1
+    assert down_for_second.asked == [first.pk, second.pk]
+    assert DisputeSweepMark.objects.get(name="payments").last_payment_pk == first.pk
+
+    still_down = DownFor({second.pk})
+    disputes_sweep(acquirer=still_down)  # the next run starts at the unanswered payment
+    assert still_down.asked[0] == second.pk
+    assert DisputeSweepMark.objects.get(name="payments").last_payment_pk == first.pk
+
+    answering = DownFor(set())
+    assert disputes_sweep(acquirer=answering).payments_asked >= 2
+    assert answering.asked[:2] == [second.pk, third.pk]
+
+
 def test_a_sandbox_dispute_left_unanswered_is_lost_at_its_deadline(merchant, clock):
     payment = make_success_payment(merchant, amount=sandbox_disputes.DISPUTED_AMOUNT_LOST)
     disputes_sweep()

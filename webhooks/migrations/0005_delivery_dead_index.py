@@ -3,22 +3,12 @@ every delivery of the log. Built CONCURRENTLY, outside a transaction: on a live 
 of deliveries a plain CREATE INDEX would hold up every delivery's write while it builds
 (docs/operations.md, "Upgrading with zero downtime"). SQLite (the quick start) builds it the
 ordinary way."""
-from django.contrib.postgres.operations import AddIndexConcurrently
+from importlib import import_module
+
 from django.db import migrations, models
 
-
-class AddIndexConcurrentlyOnPostgres(AddIndexConcurrently):
-    """CREATE INDEX CONCURRENTLY on PostgreSQL; a plain AddIndex on any other database."""
-
-    def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            return super().database_forwards(app_label, schema_editor, from_state, to_state)
-        return migrations.AddIndex.database_forwards(self, app_label, schema_editor, from_state, to_state)
-
-    def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            return super().database_backwards(app_label, schema_editor, from_state, to_state)
-        return migrations.AddIndex.database_backwards(self, app_label, schema_editor, from_state, to_state)
+# The refund list's indexes built the same way first (refunds 0006): one operation, not a copy.
+AddIndexConcurrentlyOnPostgres = import_module("refunds.migrations.0006_refund_list_indexes").AddIndexConcurrentlyOnPostgres
 
 
 class Migration(migrations.Migration):

@@ -262,7 +262,7 @@ class CashfreeAcquirer(RealAcquirer):
             payment_session_id=session, idempotency_key=self._key(payment, "upi_register")))
         if isinstance(answer, AcquirerAnswer):
             raise AcquirerRefused("Cashfree declined the UPI payment")
-        link = _upi_link(answer.payload)
+        link = upi_intent_link(answer.payload)
         if not link:
             raise AcquirerError("Cashfree's UPI intent answer carried no upi:// link")
         return AcquirerAnswer(Outcome.PENDING, link=link,
@@ -279,7 +279,7 @@ class CashfreeAcquirer(RealAcquirer):
             return_url)
         if isinstance(answer, AcquirerAnswer):
             raise AcquirerRefused("Cashfree declined the UPI payment")
-        link = _upi_link(answer.payload)
+        link = upi_intent_link(answer.payload)
         if not link:
             raise AcquirerError("Cashfree's UPI intent answer carried no upi:// link")
         payload = answer.payload if isinstance(answer.payload, dict) else {}
@@ -555,8 +555,9 @@ def _upi_id(found: cf.Payment) -> str:
     return str(upi.get("upi_id") or "").lower() if isinstance(upi, dict) else ""
 
 
-def _upi_link(payload) -> str:
-    """The upi://pay link of Cashfree's intent answer (payload `default`, or any app's)."""
+def upi_intent_link(payload) -> str:
+    """The upi://pay link of Cashfree's intent answer (payload `default`, or any app's). Public:
+    the smoke run (manage.py acquirer_smoke) reads its answers with it too."""
     if not isinstance(payload, dict):
         return ""
     links = [payload.get("default"), *payload.values()]

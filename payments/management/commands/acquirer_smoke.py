@@ -13,8 +13,8 @@ from django.utils import timezone
 from payments.acquirer.cashfree.acquirer import (
     NETBANKING_CODES,
     WALLET_PROVIDERS,
-    _upi_link,
     client_from_settings,
+    upi_intent_link,
 )
 from payments.acquirer.cashfree.client import PRODUCTION_BASE_URL, CashfreeClient, Customer, PayAnswer
 from payments.acquirer.cashfree.errors import CashfreeError
@@ -141,7 +141,7 @@ class Command(BaseCommand):
         payload = answer.payload if isinstance(answer.payload, dict) else {}
         if method == "UPI intent":
             return {"action": answer.action, "payload keys": sorted(payload),
-                    "upi:// link found": bool(_upi_link(answer.payload))}
+                    "upi:// link found": bool(upi_intent_link(answer.payload))}
         if method == "bank transfer":
             names = ("account_number", "banktransfer_account_number", "ifsc", "banktransfer_ifsc")
             return {"action": answer.action, "payload keys": sorted(payload),
