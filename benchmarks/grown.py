@@ -38,19 +38,11 @@ import urllib.request
 from pathlib import Path
 
 from benchmarks import bodies
+from benchmarks.bench import log, median
 from benchmarks.stack import PG_BIN, PYTHON, ROOT, Stack
 
 RECEIVER_PORT = 8393
 SHARED_PG = "postgres://postgres:postgres@127.0.0.1:5432"
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S', time.gmtime())}Z] {message}", file=sys.stderr, flush=True)
-
-
-def median(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
 
 
 # --- steps run inside a stack's environment (python -m benchmarks.grown op ...) -----------------
