@@ -1,7 +1,7 @@
-"""benchmarks/grown: the usual table on a database with a little history and on a grown one,
+"""benchmarks/grown_run: the usual table on a database with a little history and on a grown one,
 side by side, in one run (issue 30: "cost that stays flat as data grows").
 
-    benchmarks/grown --grown-url postgres://.../gw_big [--rounds 3] [--seconds 5] [--label "5 million payments"]
+    benchmarks/grown_run --grown-url postgres://.../gw_big [--rounds 3] [--seconds 5] [--label "5 million payments"]
 
 The grown database is filled beforehand, once, by benchmarks/bigdata.py (minutes for 5 million
 payments; its merchant BENCH takes the largest share and its keys are in --grown-merchant, the
