@@ -78,9 +78,9 @@ def inner(args) -> None:
     reconcile(as_of=month.end + timedelta(days=10))
     reconciled = time.perf_counter() - began
 
-    busiest = (Settlement.objects.annotate(n=Count("lines")).order_by("-n").values_list("pk", "n", "merchant_id")
+    busiest = (Settlement.objects.annotate(n=Count("lines")).order_by("-n").values_list("pk", "n", "merchant_id", "public_id")
                .first())
-    settlement_pk, line_count, merchant_pk = busiest
+    settlement_pk, line_count, merchant_pk, public_id = busiest
     last_page = -(-line_count // 100)
     exception = ReconException.objects.order_by("-id").first()
     user = get_user_model().objects.create_user("bench-finance", password="x", is_staff=True)
@@ -115,7 +115,7 @@ def inner(args) -> None:
         "an exception": page(f"/admin/console/reconciliation/exceptions/{exception.pk}/"),
         "dashboard": page("/admin/console/dashboard/"),
         "API: GET /api/v2/settlements": page("/api/v2/settlements", api),
-        "API: GET /api/v2/settlements/{id}, 500 lines": page(f"/api/v2/settlements/stl_{settlement_pk}", api),
+        "API: GET /api/v2/settlements/{id}, 500 lines": page(f"/api/v2/settlements/{public_id}", api),
     }
     figures = {name: _time(fetch) for name, fetch in pages.items()}
     began = time.perf_counter()

@@ -160,6 +160,7 @@ def _settlements(month: Month, merchant_ids: list[int], days: int, prefix: str) 
     # One per merchant per day, paid the next morning (04:30 UTC, 10:00 in India).
     varying = {
         "acquirer": "'sandbox'", "merchant_id": "m", "processor_settlement_id": f"'{prefix}S' || m || '_' || d",
+        "public_id": f"'stl_' || substr(md5('{prefix}S' || m || '_' || d), 1, 20)",
         "utr": f"'{prefix}UTR' || m || 'D' || d",
         "period_start": "%s::timestamptz + d * interval '1 day'",
         "period_end": "%s::timestamptz + (d + 1) * interval '1 day'",

@@ -140,6 +140,10 @@ class RefundEvent(models.Model):
         return f"{self.kind} {self.from_status}->{self.to_status}"
 
 
+def new_settlement_id() -> str:
+    return "stl_" + random_string(string.ascii_letters + string.digits, 20)
+
+
 class Settlement(models.Model):
     """One payout of an acquirer into a merchant's bank account under one UTR (docs/settlements.md).
 
@@ -147,6 +151,9 @@ class Settlement(models.Model):
     here are both visible (docs/architecture.md). Every amount is integer paise, as the
     acquirer stated it; whether they add up is refunds.settlements.arithmetic's question."""
 
+    # The id a merchant sees (the API, the console, the export's name): random as a refund's,
+    # so that it says nothing of how many settlements other merchants have (docs/settlements.md).
+    public_id = models.CharField(max_length=24, unique=True, default=new_settlement_id, editable=False)
     acquirer = models.CharField(max_length=32)
     # Null until the lines name our payments of one merchant (an acquirer account may serve many).
     merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="settlements",

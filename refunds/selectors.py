@@ -178,21 +178,13 @@ from django.db.models import Count, ExpressionWrapper, IntegerField, OuterRef, Q
 
 from refunds.models import ReconException, Settlement, SettlementLine  # noqa: E402
 
-# The public id of a settlement: `stl_` and its row number (docs/settlements.md says why).
-SETTLEMENT_ID_PREFIX = "stl_"
-SETTLEMENT_ID_PATTERN = re.compile(r"^stl_([1-9][0-9]{0,17})$")
+# The public id of a settlement: `stl_` and 20 random letters and digits, its own column as a
+# refund's id (docs/settlements.md says why).
+SETTLEMENT_ID_PATTERN = re.compile(r"^stl_[A-Za-z0-9]{20}$")
 
 
 def settlement_public_id(settlement: Settlement) -> str:
-    return f"{SETTLEMENT_ID_PREFIX}{settlement.pk}"
-
-
-def settlement_pk_of(public_id: str) -> int | None:
-    """The row number a public id names, or None when it is not one of ours in form."""
-    match = SETTLEMENT_ID_PATTERN.fullmatch(public_id)
-    return int(match.group(1)) if match else None
-
-
+    return settlement.public_id
 
 
 @dataclass(frozen=True)
@@ -239,10 +231,9 @@ def settlements_page_for_merchant(*, merchant: Merchant, from_day: date | None =
 def settlement_get_for_merchant(*, merchant: Merchant, public_id: str) -> Settlement:
     """The merchant's settlement by its public id, with `line_count`. Raises NotFound for
     another merchant's settlement exactly as for one that does not exist."""
-    pk = settlement_pk_of(public_id)
     settlement = None
-    if pk is not None:
-        settlement = (Settlement.objects.filter(merchant=merchant, pk=pk).select_related("merchant")
+    if SETTLEMENT_ID_PATTERN.fullmatch(public_id):
+        settlement = (Settlement.objects.filter(merchant=merchant, public_id=public_id).select_related("merchant")
                       .annotate(line_count=Count("lines")).first())
     if settlement is None:
         raise NotFound(f"no settlement {public_id}")
@@ -322,7 +313,7 @@ def settlement_exceptions(settlement: Settlement) -> list[ReconException]:
     """Every exception about the settlement or one of its lines, open first, with what each
     names: one query."""
     return list(ReconException.objects.filter(Q(settlement=settlement) | Q(line__settlement=settlement))
-                .select_related("payment", "refund", "line", "resolved_by")
+                .select_related("settlement", "payment", "refund", "line", "line__settlement", "resolved_by")
                 .order_by("-status", "kind", "id")[:200])
 
 
@@ -330,8 +321,8 @@ def recon_exceptions_for_console(*, status: str | None = OPEN, kind: str | None 
                                  merchant_code: str | None = None, settlement_pk: int | None = None) -> QuerySet:
     """The exceptions queue: newest first, each with everything its row names (one query a
     page). status None: open and resolved."""
-    queryset = ReconException.objects.select_related("merchant", "settlement", "line", "payment", "refund",
-                                                     "bank_line", "resolved_by")
+    queryset = ReconException.objects.select_related("merchant", "settlement", "line", "line__settlement", "payment",
+                                                     "refund", "bank_line", "resolved_by")
     if status:
         queryset = queryset.filter(status=status)
     if kind:

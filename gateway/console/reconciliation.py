@@ -64,9 +64,11 @@ def named_things(exception) -> list[Named]:
     if exception.refund_id:
         found.append(Named("refund", exception.refund.refund_id,
                            reverse("admin:refunds_refund_change", args=[exception.refund_id])))
-    settlement_pk = exception.settlement_id or (exception.line.settlement_id if exception.line_id else None)
-    if settlement_pk:
-        found.append(Named("settlement", f"stl_{settlement_pk}", reverse("console:settlement", args=[settlement_pk])))
+    settlement = exception.settlement if exception.settlement_id else (
+        exception.line.settlement if exception.line_id else None)
+    if settlement is not None:
+        found.append(Named("settlement", selectors.settlement_public_id(settlement),
+                           reverse("console:settlement", args=[settlement.pk])))
     if exception.line_id:
         found.append(Named("settlement line", exception.line.processor_event_id,
                            reverse("console:settlement", args=[exception.line.settlement_id])))

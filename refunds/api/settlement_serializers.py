@@ -107,7 +107,7 @@ def settlement_line_record(line: SettlementLine) -> dict:
 # --- their shapes, for the OpenAPI document only ----------------------------------------------
 
 class SettlementRecordSerializer(serializers.Serializer):
-    settlementId = serializers.CharField(help_text="'stl_' and digits")
+    settlementId = serializers.CharField(help_text="'stl_' and 20 letters and digits")
     merchantId = serializers.CharField()
     utr = serializers.CharField(allow_null=True, help_text="the bank transfer's UTR, once the acquirer has paid")
     status = serializers.CharField(allow_null=True, help_text="the acquirer's word for the payout, e.g. SUCCESS")

@@ -106,7 +106,7 @@ class SettlementDetailView(GatewayAPIView):
 
     @extend_schema(
         operation_id="settlement_get", summary="Get a settlement with its lines",
-        parameters=[OpenApiParameter("settlementId", {"type": "string", "pattern": r"^stl_[1-9][0-9]{0,17}$"},
+        parameters=[OpenApiParameter("settlementId", {"type": "string", "pattern": selectors.SETTLEMENT_ID_PATTERN.pattern},
                                      OpenApiParameter.PATH),
                     MERCHANT_ID,
                     OpenApiParameter("page", bounded_integer(0, PAGE_MAX), required=False,

@@ -13,7 +13,8 @@ The checks, in order, each refusing with a VALIDATION_ERROR naming `file` (or `d
   the objects of its compressed streams, is refused, whether the name is written plainly or
   with #xx escapes; an image with an HTML or script marker in its bytes
   (a polyglot) is refused too;
-- `docType` must be one the dispute's processor asked for (its `preferred_evidence`).
+- `docType` must be one the dispute's processor asked for (its `preferred_evidence`), and at
+  most DOC_TYPE_MAX characters (what the record keeps) when it asked for none.
 
 The file is kept under DISPUTE_EVIDENCE_DIR (by default var/dispute-evidence, outside the
 static and template folders, and served by no route), named by its SHA-256 and not by what the
@@ -31,13 +32,14 @@ from pathlib import Path
 from django.conf import settings
 
 from gateway.core.errors import ValidationError
-from refunds.models import Dispute
+from refunds.models import Dispute, DisputeEvidence
 
 PDF, PNG, JPEG = "application/pdf", "image/png", "image/jpeg"
 EXTENSIONS = {PDF: {"pdf"}, PNG: {"png"}, JPEG: {"jpg", "jpeg"}}
 # Kept this long after the dispute is decided (or, undecided, after it was sent): pre-arbitration
 # and arbitration can reopen a dispute for months after its first decision. docs/security.md.
 RETENTION = timedelta(days=540)
+DOC_TYPE_MAX = DisputeEvidence._meta.get_field("doc_type").max_length
 
 # PDF names whose objects run code or reach outside the file when it is opened.
 _ACTIVE_PDF_NAMES = (b"javascript", b"js", b"openaction", b"launch", b"aa", b"embeddedfile", b"richmedia",
@@ -112,6 +114,9 @@ def evidence_check(*, dispute: Dispute, doc_type: str, filename: str, content: b
     wanted = {item.get("code") for item in dispute.preferred_evidence}
     if not doc_type:
         raise ValidationError("is required: one of the dispute's preferredEvidence types", field="docType")
+    if len(doc_type) > DOC_TYPE_MAX:
+        # Reachable when the processor listed no documents (any docType is then taken).
+        raise ValidationError(f"is at most {DOC_TYPE_MAX} characters", field="docType")
     if wanted and doc_type not in wanted:
         raise ValidationError("must be one of the dispute's preferredEvidence types: " + ", ".join(sorted(wanted)),
                               field="docType")

@@ -87,7 +87,7 @@ def test_why_a_settlement_is_short_in_three_clicks_from_the_dashboard(chromium, 
     page = signed_in(chromium, live_server, "finance")
     page.goto(f"{live_server.url}/admin/console/dashboard/")
     page.click('[data-testid="short-settlements"]')                      # 1
-    page.click(f'[data-settlement="stl_{settlement.pk}"] a')              # 2
+    page.click(f'[data-settlement="{settlement.public_id}"] a')              # 2
     page.wait_for_selector('[data-testid="why"]')
     why = page.inner_text('[data-testid="why"]')
     assert "The settled amount differs from the payment's amount: expected ₹250.00 (25000 paise), found ₹240.00" in why

@@ -62,7 +62,7 @@ def test_staff_in_no_group_are_refused_with_the_permission_named(as_role, world)
 def test_the_list_shows_each_settlements_figures_and_whether_the_bank_matched_it(as_role, world):
     page = html(as_role("finance").get(LIST))
     for settlement in (world.clean, world.short):
-        assert f'data-settlement="stl_{settlement.pk}"' in page
+        assert f'data-settlement="{settlement.public_id}"' in page
         assert settlement.utr in page
     # The short one's net: 50,000 − 400 fees − 72 GST − 2,000 refunded − 300 debited, and 500 short.
     assert world.short.net == 46_728 and "₹467.28 (46728 paise)" in page
@@ -72,9 +72,9 @@ def test_the_list_shows_each_settlements_figures_and_whether_the_bank_matched_it
 def test_the_short_filter_keeps_only_settlements_short_or_in_doubt(as_role, world):
     Settlement.objects.filter(pk=world.clean.pk).update(bank_line=_bank_credit(world.clean))
     page = html(as_role("finance").get(LIST, {"short": "on"}))
-    assert f"stl_{world.short.pk}" in page and f"stl_{world.clean.pk}" not in page
-    assert f"stl_{world.clean.pk}" in html(as_role("finance").get(LIST, {"bank": "matched"}))
-    assert f"stl_{world.short.pk}" not in html(as_role("finance").get(LIST, {"bank": "matched"}))
+    assert world.short.public_id in page and world.clean.public_id not in page
+    assert world.clean.public_id in html(as_role("finance").get(LIST, {"bank": "matched"}))
+    assert world.short.public_id not in html(as_role("finance").get(LIST, {"bank": "matched"}))
 
 
 def test_a_bad_filter_says_which_field_instead_of_failing(as_role, world):
@@ -123,7 +123,7 @@ def _csv(response) -> list[dict]:
 def test_the_merchants_csv_adds_up_line_by_line_with_its_gst_figures_and_is_audited(as_role, world):
     response = as_role("finance").post(page_of(world.short) + "csv/")
     assert response["Content-Disposition"] == (
-        f'attachment; filename="settlement-SHOP-stl_{world.short.pk}-2026-11-21.csv"')
+        f'attachment; filename="settlement-SHOP-{world.short.public_id}-2026-11-21.csv"')
     rows = _csv(response)
     details = [row for row in rows if row["record_type"] in ("payment", "refund", "chargeback", "adjustment")]
     by_type = {row["record_type"]: row for row in rows}

@@ -165,7 +165,7 @@ def test_every_field_of_real_answers_is_documented_on_its_areas_page(api):
     SettlementLine.objects.create(settlement=settlement, kind="refund", processor_event_id="E2", amount=2_500,
                                   payment=payment, refund=Refund.objects.get(refund_id=refund.json()["refundId"]))
     record("GET", "/api/v2/settlements", api.get("/api/v2/settlements", **key))
-    record("GET", "/api/v2/settlements/{settlementId}", api.get(f"/api/v2/settlements/stl_{settlement.pk}", **key))
+    record("GET", "/api/v2/settlements/{settlementId}", api.get(f"/api/v2/settlements/{settlement.public_id}", **key))
 
     # The webhooks these payments and the refund send, each flow's on its own page.
     from payments.services.transitions import payment_mark_succeeded

@@ -166,7 +166,7 @@ def world(transactional_db) -> World:
     return World(tm=tm, other=other, paid_txn_id=paid.sabpaisa_txn_id, paid_payment_id=paid.payment_id,
                  refund_id=refund.refund_id, token_id=token.token_id,
                  merchant_txn_ids=["FUZZ-PAID", "FUZZ-OPEN", *(p.merchant_txn_id for p in s2s)],
-                 upi_links=[upi_link(p) for p in s2s], settlement_id=f"stl_{settlement.pk}")
+                 upi_links=[upi_link(p) for p in s2s], settlement_id=settlement.public_id)
 
 
 # --- fixing up a generated case --------------------------------------------------------------

@@ -94,6 +94,16 @@ def test_an_oversized_file_is_refused_before_it_is_read(api, merchant, dispute, 
     assert not DisputeEvidence.objects.exists()
 
 
+def test_an_overlong_doc_type_is_named_when_the_processor_listed_no_documents(api, merchant, dispute, evidence_dir):
+    # A dispute whose processor has not (yet) said which documents it wants takes any docType:
+    # one longer than the record's column is a VALIDATION_ERROR, not a 500, and nothing is kept.
+    Dispute.objects.filter(pk=dispute.pk).update(preferred_evidence=[])
+    answer = upload(api, merchant, dispute, doc_type="D" * 81)
+    assert answer.status_code == 400, answer.content
+    assert answer.json()["errorMessage"].startswith("docType")
+    assert not DisputeEvidence.objects.exists() and not evidence_dir.exists()
+
+
 def test_a_doc_type_the_dispute_did_not_ask_for_and_a_missing_file_are_named(api, merchant, dispute, evidence_dir):
     wrong = upload(api, merchant, dispute, doc_type="Selfie")
     assert wrong.status_code == 400 and wrong.json()["errorMessage"].startswith("docType")

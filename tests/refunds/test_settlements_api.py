@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone as dt_timezone
 
 import pytest
 
+from refunds import selectors
 from refunds.models import Settlement, SettlementLine
 from tests.support.factories import make_merchant, make_refund, make_success_payment
 
@@ -74,18 +75,18 @@ def test_a_merchant_lists_its_settlements_newest_first_with_every_figure_in_pais
     response = _get(api, merchant, "/api/v2/settlements")
     assert response.status_code == 200, response.content
     body = response.json()
-    assert [s["settlementId"] for s in body["settlements"]] == [f"stl_{newer.pk}", f"stl_{older.pk}"]
+    assert [s["settlementId"] for s in body["settlements"]] == [newer.public_id, older.public_id]
     assert body["items"] == body["settlements"]
     assert (body["count"], body["page"], body["size"], body["totalElements"], body["totalPages"]) == (2, 0, 20, 2, 1)
     record = body["settlements"][0]
     assert record == {
-        "settlementId": f"stl_{newer.pk}", "merchantId": merchant.code, "utr": "UTRS2", "status": "SUCCESS",
+        "settlementId": newer.public_id, "merchantId": merchant.code, "utr": "UTRS2", "status": "SUCCESS",
         "periodStart": "2026-11-20T06:30:00Z", "periodEnd": "2026-11-21T06:30:00Z",
         "settledAt": "2026-11-21T06:30:00Z", "currency": "INR",
         "grossAmount": 25_050, "feeAmount": 200, "taxAmount": 36, "refundsAmount": 1_000, "chargebacksAmount": 0,
         "adjustmentsAmount": -500, "netAmount": 25_050 - 200 - 36 - 1_000 - 500,
     }
-    assert _get(api, merchant, f"/api/v2/settlements/stl_{newer.pk}").json()["lineCount"] == 3
+    assert _get(api, merchant, f"/api/v2/settlements/{newer.public_id}").json()["lineCount"] == 3
 
 
 def test_one_merchant_never_sees_another_merchants_settlement(api, merchant, other):
@@ -93,24 +94,24 @@ def test_one_merchant_never_sees_another_merchants_settlement(api, merchant, oth
     mine = make_settlement(merchant, day=day(21), processor_id="MINE", payments=[make_success_payment(merchant)])
 
     listed = _get(api, merchant, "/api/v2/settlements").json()
-    assert [s["settlementId"] for s in listed["settlements"]] == [f"stl_{mine.pk}"]
+    assert [s["settlementId"] for s in listed["settlements"]] == [mine.public_id]
     assert listed["totalElements"] == 1
     # Theirs answers exactly as one that does not exist.
-    missing = _error(_get(api, merchant, f"/api/v2/settlements/stl_{theirs.pk}"), 404, "NOT_FOUND")
-    nowhere = _error(_get(api, merchant, f"/api/v2/settlements/stl_{theirs.pk + 1000}"), 404, "NOT_FOUND")
-    assert missing["errorMessage"].replace(str(theirs.pk), "N") == nowhere["errorMessage"].replace(
-        str(theirs.pk + 1000), "N")
+    missing = _error(_get(api, merchant, f"/api/v2/settlements/{theirs.public_id}"), 404, "NOT_FOUND")
+    nowhere_id = "stl_" + "Z" * 20
+    nowhere = _error(_get(api, merchant, f"/api/v2/settlements/{nowhere_id}"), 404, "NOT_FOUND")
+    assert missing["errorMessage"].replace(theirs.public_id, "N") == nowhere["errorMessage"].replace(nowhere_id, "N")
     # Naming the other merchant does not help: the key decides.
     _error(_get(api, merchant, "/api/v2/settlements", merchantId=other.code), 401, "UNAUTHORIZED")
-    _error(_get(api, merchant, f"/api/v2/settlements/stl_{theirs.pk}", merchantId=other.code), 401, "UNAUTHORIZED")
-    assert _get(api, other, f"/api/v2/settlements/stl_{theirs.pk}").status_code == 200
+    _error(_get(api, merchant, f"/api/v2/settlements/{theirs.public_id}", merchantId=other.code), 401, "UNAUTHORIZED")
+    assert _get(api, other, f"/api/v2/settlements/{theirs.public_id}").status_code == 200
 
 
 def test_a_settlement_not_yet_assigned_to_a_merchant_is_nobodys(api, merchant):
     unassigned = make_settlement(merchant, day=day(21), processor_id="LOOSE")
     Settlement.objects.filter(pk=unassigned.pk).update(merchant=None)
     assert _get(api, merchant, "/api/v2/settlements").json()["settlements"] == []
-    _error(_get(api, merchant, f"/api/v2/settlements/stl_{unassigned.pk}"), 404, "NOT_FOUND")
+    _error(_get(api, merchant, f"/api/v2/settlements/{unassigned.public_id}"), 404, "NOT_FOUND")
 
 
 def test_a_settlement_answers_with_its_lines_naming_our_payments_and_refunds(api, merchant):
@@ -121,7 +122,7 @@ def test_a_settlement_answers_with_its_lines_naming_our_payments_and_refunds(api
     SettlementLine.objects.create(settlement=settlement, kind="payment", processor_event_id="S3-unknown",
                                   amount=700, processor_order_id="NOT-OURS")
 
-    response = _get(api, merchant, f"/api/v2/settlements/stl_{settlement.pk}", merchantId=merchant.code)
+    response = _get(api, merchant, f"/api/v2/settlements/{settlement.public_id}", merchantId=merchant.code)
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["success"] is True and body["netAmount"] == settlement.net and body["lineCount"] == 4
@@ -143,9 +144,9 @@ def test_a_settlement_answers_with_its_lines_naming_our_payments_and_refunds(api
 def test_lines_come_a_page_at_a_time(api, merchant):
     settlement = make_settlement(merchant, day=day(22), processor_id="S4",
                                  payments=[make_success_payment(merchant, amount=1_000 + n) for n in range(5)])
-    first = _get(api, merchant, f"/api/v2/settlements/stl_{settlement.pk}", size="2").json()
-    last = _get(api, merchant, f"/api/v2/settlements/stl_{settlement.pk}", size="2", page="2").json()
-    past = _get(api, merchant, f"/api/v2/settlements/stl_{settlement.pk}", size="2", page="3").json()
+    first = _get(api, merchant, f"/api/v2/settlements/{settlement.public_id}", size="2").json()
+    last = _get(api, merchant, f"/api/v2/settlements/{settlement.public_id}", size="2", page="2").json()
+    past = _get(api, merchant, f"/api/v2/settlements/{settlement.public_id}", size="2", page="3").json()
     assert [line["amount"] for line in first["lines"]] == [1_000, 1_001]
     assert [line["amount"] for line in last["lines"]] == [1_004]
     assert past["lines"] == [] and past["totalElements"] == 5 and past["totalPages"] == 3
@@ -160,12 +161,12 @@ def test_the_list_filters_by_the_day_paid_out_in_india_and_pages(api, merchant):
 
     ids = lambda body: [s["settlementId"] for s in body["settlements"]]  # noqa: E731
     everything = _get(api, merchant, "/api/v2/settlements").json()
-    assert ids(everything)[0] == f"stl_{pending.pk}"  # not paid yet: newest of all
+    assert ids(everything)[0] == pending.public_id  # not paid yet: newest of all
     ranged = _get(api, merchant, "/api/v2/settlements", fromDate="2026-11-19", toDate="2026-11-20").json()
-    assert ids(ranged) == [f"stl_{made[20].pk}", f"stl_{just_after_midnight.pk}", f"stl_{made[19].pk}"]
+    assert ids(ranged) == [made[20].public_id, just_after_midnight.public_id, made[19].public_id]
     assert ranged["totalElements"] == 3
     page = _get(api, merchant, "/api/v2/settlements", fromDate="2026-11-19", size="2", page="1").json()
-    assert ids(page) == [f"stl_{just_after_midnight.pk}", f"stl_{made[19].pk}"]
+    assert ids(page) == [just_after_midnight.public_id, made[19].public_id]
     assert (page["totalElements"], page["totalPages"], page["count"]) == (4, 2, 2)
     assert _get(api, merchant, "/api/v2/settlements", toDate="2026-11-18").json()["totalElements"] == 1
 
@@ -188,7 +189,7 @@ def test_a_bad_list_parameter_is_a_validation_error_naming_it(api, merchant, par
 @pytest.mark.parametrize("params, field", [({"size": "1001"}, "size"), ({"page": "1.5"}, "page")])
 def test_a_bad_detail_parameter_is_a_validation_error_naming_it(api, merchant, params, field):
     settlement = make_settlement(merchant, day=day(21), processor_id="S5")
-    body = _error(_get(api, merchant, f"/api/v2/settlements/stl_{settlement.pk}", **params), 400, "VALIDATION_ERROR")
+    body = _error(_get(api, merchant, f"/api/v2/settlements/{settlement.public_id}", **params), 400, "VALIDATION_ERROR")
     assert body["errorMessage"].startswith(field), body
 
 
@@ -197,10 +198,23 @@ def test_a_name_that_is_no_settlement_id_is_not_found(api, merchant, name):
     _error(_get(api, merchant, f"/api/v2/settlements/{name}"), 404, "NOT_FOUND")
 
 
+def test_the_public_id_is_random_and_not_the_row_number(api, merchant):
+    # stl_<row number> told every merchant how many settlements the gateway had made for all.
+    first = make_settlement(merchant, day=day(21), processor_id="R1")
+    second = make_settlement(merchant, day=day(22), processor_id="R2")
+    for settlement in (first, second):
+        assert selectors.SETTLEMENT_ID_PATTERN.fullmatch(settlement.public_id)
+        assert settlement.public_id != f"stl_{settlement.pk}"
+    assert first.public_id != second.public_id
+    # The row number names nothing.
+    _error(_get(api, merchant, f"/api/v2/settlements/stl_{first.pk}"), 404, "NOT_FOUND")
+    assert _get(api, merchant, f"/api/v2/settlements/{first.public_id}").json()["settlementId"] == first.public_id
+
+
 def test_both_endpoints_need_the_key(api, merchant):
     settlement = make_settlement(merchant, day=day(21), processor_id="S6")
     _error(api.get("/api/v2/settlements"), 401, "UNAUTHORIZED")
-    _error(api.get(f"/api/v2/settlements/stl_{settlement.pk}", HTTP_X_API_KEY="wrong" * 8), 401, "UNAUTHORIZED")
+    _error(api.get(f"/api/v2/settlements/{settlement.public_id}", HTTP_X_API_KEY="wrong" * 8), 401, "UNAUTHORIZED")
     _error(api.post("/api/v2/settlements", {}, format="json", HTTP_X_API_KEY=merchant.api_key), 405,
            "METHOD_NOT_ALLOWED")
 
@@ -217,20 +231,20 @@ def test_reading_costs_the_same_few_queries_however_many_settlements_and_lines(a
 
     few = make_settlement(merchant, day=day(20), processor_id="FEW", payments=[make_success_payment(merchant)])
     listed_one = queries("/api/v2/settlements")
-    one_line = queries(f"/api/v2/settlements/stl_{few.pk}")
+    one_line = queries(f"/api/v2/settlements/{few.public_id}")
     many = make_settlement(merchant, day=day(21), processor_id="MANY",
                            payments=[make_success_payment(merchant) for _ in range(12)])
     for n in range(10):
         make_settlement(merchant, day=day(n + 1), processor_id=f"MORE{n}")
     assert queries("/api/v2/settlements") == listed_one <= 2
-    assert queries(f"/api/v2/settlements/stl_{many.pk}") == one_line <= 2
+    assert queries(f"/api/v2/settlements/{many.public_id}") == one_line <= 2
 
 
 def test_a_signed_read_is_verified_and_a_merchant_that_requires_signing_must_sign(api, merchant):
     settlement = make_settlement(merchant, day=day(21), processor_id="S7")
-    path = f"/api/v2/settlements/stl_{settlement.pk}"
+    path = f"/api/v2/settlements/{settlement.public_id}"
     now = int(time.time())
-    signed_get = merchant.checksum(merchant.code, f"stl_{settlement.pk}", now)
+    signed_get = merchant.checksum(merchant.code, settlement.public_id, now)
     signed_list = merchant.checksum(merchant.code, "2026-11-01", "", now)
     assert _get(api, merchant, path, timestamp=str(now), checksum=signed_get).status_code == 200
     assert _get(api, merchant, "/api/v2/settlements", fromDate="2026-11-01", timestamp=str(now),
