@@ -6,9 +6,9 @@ Why direct HTTP and not PyPI `cashfree-pg`: the official client is generated cod
 the client id, secret and environment in class attributes (`Cashfree.XClientId = ...`), one set
 per process, shared by every thread; its per-call timeouts and errors are urllib3's, so the
 three outcomes a payment needs told apart (declined / no answer / refused request) would be
-re-derived from its exceptions anyway. The calls go over urllib3's connection pool (the
-library under requests and the SDK, see "the connections" below) with the guarantees below, in
-a module short enough to read in one sitting.
+re-derived from its exceptions anyway. The calls go over the acquirers' shared wire
+(payments.acquirer.transport: urllib3's connection pool, the library under requests and the
+SDK) with the guarantees below, in a module short enough to read in one sitting.
 
 Guarantees, like webhooks/transport.py's:
 
@@ -37,26 +37,28 @@ A base address must be https, except on a loopback host (tests and local doubles
 from __future__ import annotations
 
 import http.client
-import ipaddress
 import json
 import logging
-import math
-import os
-import socket
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Callable
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
-import urllib3
 from django.views.decorators.debug import sensitive_variables
 
 from gateway.core.metrics import acquirer_call_timed, processor_ratelimit_headroom
 from payments.acquirer.limits import LimitReached, call_permit, limit_lowered
+from payments.acquirer.transport import (  # noqa: F401 (POOL_CONNECTIONS: the docstring's, the tests')
+    POOL_CONNECTIONS,
+    Throttled,
+    base_address,
+    exchange,
+    retry_seconds,
+    within_limit,
+)
 from payments.cards import CardInput
 
 from .errors import (
@@ -75,7 +77,6 @@ API_VERSION = "2025-01-01"
 SANDBOX_BASE_URL = "https://sandbox.cashfree.com/pg"
 PRODUCTION_BASE_URL = "https://api.cashfree.com/pg"
 DEFAULT_TIMEOUT_SECONDS = 10.0
-MAX_RESPONSE_BYTES = 1 << 20  # an order's payments list is a few kB; more is not Cashfree
 
 # The wallets Cashfree's `app` method names (PayOrderRequest > App.provider).
 WALLET_PROVIDERS = frozenset(
@@ -200,15 +201,6 @@ def idempotency_key(*parts: str) -> str:
     return str(uuid.uuid5(_IDEMPOTENCY_NAMESPACE, "\x1f".join(parts)))
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def _check_length(name: str, value: str, low: int, high: int) -> None:
     """The description's bounds, checked before sending: a clear ValueError naming the field
     rather than Cashfree's 400 after a round trip."""
@@ -256,20 +248,6 @@ NEW_ORDER_SHARE = 0.5
 LIMIT_WAIT_SECONDS = 1.0
 
 
-class _Throttled(Exception):
-    def __init__(self, retry_after: float, request_id: str):
-        self.retry_after, self.request_id = retry_after, request_id
-
-
-def _retry_seconds(value: str | None) -> float:
-    """x-ratelimit-retry: seconds to wait (the description's integer); 1 when absent or odd."""
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        return 1.0
-    return seconds if 0 < seconds <= 3600 else 1.0
-
-
 class CashfreeClient:
     """One merchant account at Cashfree. Thread-safe: it holds configuration only."""
 
@@ -280,18 +258,12 @@ class CashfreeClient:
                  ssl_context=None):
         """`ssl_context`: the TLS settings of the connections (None: the system's trusted CAs;
         a benchmark's local double passes one trusting its own certificate)."""
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("https", "http") or not parts.hostname:
-            raise ValueError(f"CASHFREE_BASE_URL must be an https address, not {base_url!r}")
-        if parts.scheme == "http" and not _is_loopback(parts.hostname):
-            raise ValueError("CASHFREE_BASE_URL must be https (plain http only on loopback)")
+        parts = base_address(base_url, "CASHFREE_BASE_URL")
         if not client_id or not client_secret:
             raise ValueError("a Cashfree client id and client secret are both required")
         if not timeout or timeout <= 0:
             raise ValueError("timeout must be a positive number of seconds")
-        self._scheme = parts.scheme
-        self._host = parts.hostname
-        self._port = parts.port
+        self._address = parts
         self._prefix = parts.path.rstrip("/")
         self._client_id = client_id
         self._client_secret = client_secret
@@ -300,7 +272,7 @@ class CashfreeClient:
         self._ssl_context = ssl_context
 
     def __repr__(self) -> str:  # the secret never reaches a log or a traceback
-        return f"CashfreeClient({self._scheme}://{self._host}{self._prefix}, client_id={self._client_id})"
+        return f"CashfreeClient({self._address.scheme}://{self._address.hostname}{self._prefix}, client_id={self._client_id})"
 
     # -- orders -------------------------------------------------------------------------------
 
@@ -640,7 +612,8 @@ class CashfreeClient:
         whole of it, waits included, within `timeout`: a 429 is asked again once after its
         x-ratelimit-retry when that fits; otherwise LimitReached (no answer, Retry-After)."""
         budget = time.monotonic() + self.timeout
-        for attempt in (1, 2):
+
+        def permit() -> None:
             # Waiting for the limit's next window holds the caller (a web worker, in S2S) for
             # at most LIMIT_WAIT_SECONDS of its time: past that it is refused with Retry-After.
             try:
@@ -651,14 +624,9 @@ class CashfreeClient:
                 raise
             if left is not None:
                 processor_ratelimit_headroom.labels("cashfree", "limiter").set(left)
-            try:
-                return self._call_once(method, path, **kwargs)
-            except _Throttled as throttled:
-                wait = throttled.retry_after
-                if attempt == 2 or time.monotonic() + wait >= budget:
-                    raise LimitReached(f"Cashfree {method} {path}: rate limited (HTTP 429; request id "
-                                       f"{throttled.request_id})", retry_after=math.ceil(wait)) from None
-                time.sleep(wait)
+
+        return within_limit("Cashfree", method, path, budget=budget, permit=permit,
+                            once=lambda: self._call_once(method, path, **kwargs))
 
     def _adjust(self, headers: dict[str, str]) -> None:
         # Cashfree's x-ratelimit-limit is the account's allowance per minute (its docs): keep
@@ -718,7 +686,7 @@ class CashfreeClient:
         self._adjust(response_headers)
         if status == 429:
             logger.warning("cashfree %s %s -> 429 (request id %s)", method, path, request_id)
-            raise _Throttled(_retry_seconds(response_headers.get("x-ratelimit-retry")), request_id)
+            raise Throttled(retry_seconds(response_headers.get("x-ratelimit-retry")), request_id)
         logger.info("cashfree %s %s -> %s in %d ms (request id %s)", method, path, status,
                     (time.monotonic() - started) * 1000, request_id)
         try:
@@ -752,132 +720,14 @@ class CashfreeClient:
             return CashfreeUnavailable(message, **args)
         return CashfreeBadRequest(message, **args)
 
-    @sensitive_variables("headers", "payload")
     def _exchange(self, method: str, path: str, headers: dict[str, str],
                   payload: bytes | None) -> tuple[int, dict[str, str], bytes]:
-        """One request on a kept-alive connection of the process's pool (a new one when none is
-        idle), bounded end to end by self.timeout: a watchdog shuts down whichever connection
-        the call is using when the time is up, waiting for a free connection included."""
-        pool = _pool(self._scheme, self._host, self._port, self._ssl_context)
-        timed_out = threading.Event()
-        using: list[socket.socket] = []  # the sockets this call sends on (_Watched.request)
-
-        def watchdog() -> None:
-            timed_out.set()
-            for sock in using:
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-        started = time.monotonic()
-        timer = threading.Timer(self.timeout, watchdog)
-        timer.daemon = True
-        timer.start()
-        _watching.sockets = using
-        response = None
-        try:
-            response = pool.urlopen(
-                method, path, body=payload, headers=headers, retries=False, redirect=False,
-                timeout=urllib3.Timeout(connect=self.timeout, read=self.timeout),
-                pool_timeout=max(0.001, self.timeout - (time.monotonic() - started)),
-                preload_content=False, release_conn=False, decode_content=False)
-            data = response.read(MAX_RESPONSE_BYTES + 1)
-            if len(data) > MAX_RESPONSE_BYTES:
-                raise CashfreeBadResponse("Cashfree's answer was larger than we read",
-                                          status=response.status)
-            if timed_out.is_set():
-                raise TimeoutError("the call ran past its timeout")
-            response_headers = {key.lower(): value for key, value in response.headers.items()}
-            status = response.status
-            response.release_conn()  # read to its end: the connection is kept for the next call
-            response = None
-            return status, response_headers, data
-        except urllib3.exceptions.HTTPError as exc:
-            if timed_out.is_set():
-                raise TimeoutError("the call ran past its timeout") from None
-            raise ConnectionError(f"{type(exc).__name__}") from None
-        except (OSError, http.client.HTTPException):
-            if timed_out.is_set():
-                raise TimeoutError("the call ran past its timeout") from None
-            raise
-        finally:
-            timer.cancel()
-            _watching.sockets = None
-            if response is not None:  # not read to its end: the connection is not reused
-                response.close()
-                response.release_conn()
-
-
-# -- the connections ---------------------------------------------------------------------------
-#
-# Why urllib3: it is the HTTP library under requests and the Cashfree SDK, kept by a team that
-# fixes its TLS and parsing bugs for most of Python, and its connection pool is exactly what we
-# need (a bounded set of keep-alive connections per host, a dropped one noticed before reuse,
-# no retries or redirects unless asked). http.client alone would mean writing that pool here.
-# What urllib3 does not do is bound a call end to end (its timeouts are per socket operation,
-# so a server trickling bytes could hold a worker for minutes): the watchdog in _exchange keeps
-# that guarantee, over the connection the call sends on.
-
-# Connections kept per process and Cashfree address: a sync web worker makes one call at a
-# time, a threaded one a few; a call finding all of them busy waits for one within its time.
-POOL_CONNECTIONS = 8
-
-_watching = threading.local()
-
-
-class _Watched:
-    """A pool connection that tells the current call's watchdog which socket it sends on."""
-
-    def request(self, *args, **kwargs):
-        # The socket itself, not the connection: http.client hands the socket over to the
-        # response (and sets .sock to None) when the server says it will close.
-        sockets = _watching.__dict__.get("sockets")
-        if sockets is not None and self.sock is not None:
-            sockets.append(self.sock)  # a kept-alive connection, reused
-        try:
-            return super().request(*args, **kwargs)
-        finally:
-            if sockets is not None and self.sock is not None:
-                sockets.append(self.sock)  # connected by this request
-
-
-class _WatchedHTTPConnection(_Watched, urllib3.connection.HTTPConnection):
-    pass
-
-
-class _WatchedHTTPSConnection(_Watched, urllib3.connection.HTTPSConnection):
-    pass
-
-
-class _HTTPPool(urllib3.HTTPConnectionPool):
-    ConnectionCls = _WatchedHTTPConnection
-
-
-class _HTTPSPool(urllib3.HTTPSConnectionPool):
-    ConnectionCls = _WatchedHTTPSConnection
-
-
-_pools: dict[tuple, urllib3.HTTPConnectionPool] = {}
-_pools_lock = threading.Lock()
-
-
-def _pool(scheme: str, host: str, port: int | None, ssl_context) -> urllib3.HTTPConnectionPool:
-    """This process's pool for one Cashfree address (a forked worker makes its own: a connection
-    is never shared between processes). `ssl_context` None: the system's trusted CAs."""
-    key = (os.getpid(), scheme, host, port, id(ssl_context))
-    pool = _pools.get(key)
-    if pool is None:
-        with _pools_lock:
-            pool = _pools.get(key)
-            if pool is None:
-                if scheme == "https":
-                    pool = _HTTPSPool(host, port, maxsize=POOL_CONNECTIONS, block=True, retries=False,
-                                      ssl_context=ssl_context)
-                else:
-                    pool = _HTTPPool(host, port, maxsize=POOL_CONNECTIONS, block=True, retries=False)
-                _pools[key] = pool
-    return pool
+        """One request on a kept-alive connection of the process's pool (payments.acquirer.transport),
+        bounded end to end by self.timeout."""
+        return exchange(self._address, method, path, headers, payload, timeout=self.timeout,
+                        ssl_context=self._ssl_context,
+                        too_large=lambda status: CashfreeBadResponse("Cashfree's answer was larger than we read",
+                                                                     status=status))
 
 
 def payment_entity(item: Any) -> Payment:

@@ -4,13 +4,15 @@ flows (the Acquirer protocol).
 
 Why direct HTTP and not PyPI `razorpay`: the official client is built on `requests` with no
 timeout unless every caller passes one, raises its own errors for some answers and returns the
-body for others, and would be a new dependency for a dozen calls. The standard library's
-http.client does them with the guarantees below (those of Cashfree's client.py).
+body for others, and would be a new dependency for a dozen calls. The calls go over the
+acquirers' shared wire (payments.acquirer.transport, as Cashfree's do) with the guarantees below.
 
 Guarantees, like webhooks/transport.py's:
 
-- Every call is bounded by `timeout` seconds from connect to the last byte read: a watchdog
-  shuts the socket down, so a server that trickles bytes cannot hold a worker past it.
+- Connections are kept alive and reused: a bounded pool per process and Razorpay address.
+- Every call is bounded by `timeout` seconds from asking the pool for a connection to the last
+  byte read: a watchdog shuts the socket down, so a server that trickles bytes cannot hold a
+  worker past it.
 - Redirects are never followed (a 3xx is RazorpayUnavailable).
 - Authenticated with HTTP Basic (key id, key secret), Razorpay's only scheme. The secret is in
   that one header of the request and nowhere else: not in a log line, a repr or an exception.
@@ -33,22 +35,19 @@ from __future__ import annotations
 
 import base64
 import http.client
-import ipaddress
 import json
 import logging
-import math
-import socket
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlencode
 
 from django.views.decorators.debug import sensitive_variables
 
 from gateway.core.metrics import acquirer_call_timed
-from payments.acquirer.limits import LimitReached, call_permit
+from payments.acquirer.limits import call_permit
+from payments.acquirer.transport import Throttled, base_address, exchange, retry_seconds, within_limit
 from payments.cards import CardInput
 
 from .errors import (
@@ -64,7 +63,6 @@ logger = logging.getLogger(__name__)
 
 BASE_URL = "https://api.razorpay.com/v1"  # test and live alike: the key (rzp_test_ / rzp_live_) decides
 DEFAULT_TIMEOUT_SECONDS = 10.0
-MAX_RESPONSE_BYTES = 1 << 20
 # Razorpay publishes no per-account allowance (its "Pagination & Rate Limiting" page asks for a
 # backoff on 429). We keep every process together under this many calls a minute per key, a guess
 # to confirm with Razorpay (docs/going-live.md, "Razorpay: what is still a guess").
@@ -152,15 +150,6 @@ class Created:
     raw: dict = field(default_factory=dict, repr=False)
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
@@ -243,42 +232,25 @@ def _created(answer: Any) -> Created:
                    link=link if link.lower().startswith("upi://") else "", raw=answer)
 
 
-class _Throttled(Exception):
-    def __init__(self, retry_after: float, request_id: str):
-        self.retry_after, self.request_id = retry_after, request_id
-
-
-def _retry_seconds(value: str | None) -> float:
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        return 1.0
-    return seconds if 0 < seconds <= 3600 else 1.0
-
-
 class RazorpayClient:
     """One merchant account at Razorpay. Thread-safe: it holds configuration only."""
 
     calls_per_minute = CALLS_PER_MINUTE
 
     def __init__(self, *, base_url: str, key_id: str, key_secret: str, timeout: float = DEFAULT_TIMEOUT_SECONDS):
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("https", "http") or not parts.hostname:
-            raise ValueError(f"RAZORPAY_BASE_URL must be an https address, not {base_url!r}")
-        if parts.scheme == "http" and not _is_loopback(parts.hostname):
-            raise ValueError("RAZORPAY_BASE_URL must be https (plain http only on loopback)")
+        parts = base_address(base_url, "RAZORPAY_BASE_URL")
         if not key_id or not key_secret:
             raise ValueError("a Razorpay key id and key secret are both required")
         if not timeout or timeout <= 0:
             raise ValueError("timeout must be a positive number of seconds")
-        self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
+        self._address = parts
         self._prefix = parts.path.rstrip("/")
         self._key_id = key_id
         self._authorization = "Basic " + base64.b64encode(f"{key_id}:{key_secret}".encode()).decode()
         self.timeout = float(timeout)
 
     def __repr__(self) -> str:  # the secret never reaches a log or a traceback
-        return f"RazorpayClient({self._scheme}://{self._host}{self._prefix}, key_id={self._key_id})"
+        return f"RazorpayClient({self._address.scheme}://{self._address.hostname}{self._prefix}, key_id={self._key_id})"
 
     # -- orders -------------------------------------------------------------------------------
 
@@ -361,16 +333,10 @@ class RazorpayClient:
         within `timeout`: a 429 is asked again once after its Retry-After when that fits;
         otherwise LimitReached."""
         budget = time.monotonic() + self.timeout
-        for attempt in (1, 2):
-            call_permit(self._key_id, calls_per_minute=self.calls_per_minute, deadline=budget)
-            try:
-                return self._call_once(method, path, **kwargs)
-            except _Throttled as throttled:
-                wait = throttled.retry_after
-                if attempt == 2 or time.monotonic() + wait >= budget:
-                    raise LimitReached(f"Razorpay {method} {path.split('?')[0]}: rate limited (HTTP 429; request id "
-                                       f"{throttled.request_id})", retry_after=math.ceil(wait)) from None
-                time.sleep(wait)
+        return within_limit(
+            "Razorpay", method, path, budget=budget,
+            permit=lambda: call_permit(self._key_id, calls_per_minute=self.calls_per_minute, deadline=budget),
+            once=lambda: self._call_once(method, path, **kwargs))
 
     @sensitive_variables("body", "payload", "headers")
     def _call_once(self, method: str, path: str, *, body: dict | None = None,
@@ -400,7 +366,7 @@ class RazorpayClient:
         request_id = response_headers.get("x-razorpay-request-id") or request_id
         if status == 429:
             logger.warning("razorpay %s %s -> 429 (request id %s)", method, where, request_id)
-            raise _Throttled(_retry_seconds(response_headers.get("retry-after")), request_id)
+            raise Throttled(retry_seconds(response_headers.get("retry-after")), request_id)
         logger.info("razorpay %s %s -> %s in %d ms (request id %s)", method, where, status,
                     (time.monotonic() - started) * 1000, request_id)
         try:
@@ -432,45 +398,10 @@ class RazorpayClient:
             return RazorpayUnavailable(message, **args)
         return RazorpayBadRequest(message, **args)
 
-    @sensitive_variables("headers", "payload")
     def _exchange(self, method: str, path: str, headers: dict[str, str],
                   payload: bytes | None) -> tuple[int, dict[str, str], bytes]:
-        """One request on a fresh connection, bounded end to end by self.timeout."""
-        connection_class = (http.client.HTTPSConnection if self._scheme == "https"
-                            else http.client.HTTPConnection)
-        connection = connection_class(self._host, self._port, timeout=self.timeout)
-        timed_out = threading.Event()
-        opened: list[socket.socket] = []
-
-        def watchdog() -> None:
-            timed_out.set()
-            for sock in opened:
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-        timer = threading.Timer(self.timeout, watchdog)
-        timer.daemon = True
-        timer.start()
-        try:
-            connection.connect()
-            opened.append(connection.sock)
-            if timed_out.is_set():
-                raise TimeoutError("the call ran past its timeout")
-            connection.request(method, path, body=payload, headers=headers)
-            response = connection.getresponse()
-            data = response.read(MAX_RESPONSE_BYTES + 1)
-            if len(data) > MAX_RESPONSE_BYTES:
-                raise RazorpayBadResponse("Razorpay's answer was larger than we read", status=response.status)
-            response_headers = {key.lower(): value for key, value in response.getheaders()}
-            if timed_out.is_set():
-                raise TimeoutError("the call ran past its timeout")
-            return response.status, response_headers, data
-        except (OSError, http.client.HTTPException):
-            if timed_out.is_set():
-                raise TimeoutError("the call ran past its timeout") from None
-            raise
-        finally:
-            timer.cancel()
-            connection.close()
+        """One request on a kept-alive connection of the process's pool (payments.acquirer.transport),
+        bounded end to end by self.timeout."""
+        return exchange(self._address, method, path, headers, payload, timeout=self.timeout,
+                        too_large=lambda status: RazorpayBadResponse("Razorpay's answer was larger than we read",
+                                                                     status=status))
