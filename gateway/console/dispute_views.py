@@ -142,8 +142,6 @@ def dispute_evidence_view(request, dispute_id: str):
         messages.error(request, "Not sent: " + "; ".join(f"{name}: {' '.join(errors)}"
                                                          for name, errors in form.errors.items()))
         return HttpResponseRedirect(reverse("console:dispute", args=[dispute.dispute_id]))
-    upload = form.cleaned_data["file"]
     return _answered(request, dispute, lambda: dispute_evidence_send(
-        dispute=dispute, doc_type=form.cleaned_data["doc_type"], filename=upload.name or "",
-        content=upload.read(evidence_max_bytes() + 1), note=form.cleaned_data["note"], actor=request.user,
-        actor_name=request.user.get_username()))
+        dispute=dispute, doc_type=form.cleaned_data["doc_type"], upload=form.cleaned_data["file"],
+        note=form.cleaned_data["note"], actor=request.user, actor_name=request.user.get_username()))

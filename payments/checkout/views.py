@@ -469,11 +469,11 @@ def acquirer_return(request, payment_id: str):
 
 
 @checkout_page
-@_calm_when_spent
 @require_POST
 def upi_change_method(request, payment_id: str):
     """The customer stops waiting for the UPI app and goes back to the methods (the request is
-    cancelled at the acquirer; payments.services.upi.upi_change_method)."""
+    cancelled at the acquirer; payments.services.upi.upi_change_method, which past the call
+    budget leaves the request uncancelled rather than raise: no calm page here)."""
     payment = granted_payment(request, payment_id)
     from payments.services.upi import upi_change_method as change
 

@@ -22,7 +22,7 @@ from refunds.api.dispute_serializers import (
     DisputeRecordSerializer,
 )
 from refunds.api.serializers import LIST_PAGE_MAX, LIST_PAGE_SIZE_MAX
-from refunds.disputes import evidence, selectors, services
+from refunds.disputes import selectors, services
 from refunds.disputes.payloads import dispute_record
 
 MERCHANT_API = "merchant API"
@@ -131,9 +131,8 @@ class DisputeEvidenceView(GatewayAPIView):
         if upload is None or len(request.FILES.getlist("file")) != 1:
             raise ValidationError("is required: exactly one file", field="file")
         dispute = services.dispute_for_merchant_or_404(merchant=request.user, dispute_id=disputeId)
-        content = upload.read(evidence.max_bytes() + 1)
         dispute = services.dispute_evidence_send(
-            dispute=dispute, doc_type=str(fields.get("docType") or ""), filename=upload.name or "",
-            content=content, note=str(fields.get("note") or ""), actor=f"{MERCHANT_API} ({request.user.code})",
+            dispute=dispute, doc_type=str(fields.get("docType") or ""), upload=upload,
+            note=str(fields.get("note") or ""), actor=f"{MERCHANT_API} ({request.user.code})",
             actor_name=MERCHANT_API)
         return Response({"success": True, **dispute_record(dispute)})

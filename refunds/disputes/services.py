@@ -106,9 +106,11 @@ def dispute_accept(*, dispute: Dispute, actor, actor_name: str) -> Dispute:
         processor_id=dispute.processor_dispute_id), actor=actor, actor_name=actor_name, detail={})
 
 
-def dispute_evidence_send(*, dispute: Dispute, doc_type: str, filename: str, content: bytes, note: str = "",
-                          actor, actor_name: str) -> Dispute:
-    """Contest the dispute with one document: checked (refunds.disputes.evidence), stored out of
+def dispute_evidence_send(*, dispute: Dispute, doc_type: str, upload, note: str = "", actor,
+                          actor_name: str) -> Dispute:
+    """Contest the dispute with one document, `upload` (an uploaded file: its `name`, and
+    `read`, of which at most one byte past the limit is read, so that an oversized file is
+    refused without reading it all): checked (refunds.disputes.evidence), stored out of
     the web root, recorded (DisputeEvidence), sent to the processor, and the processor's answer
     recorded as the merchant's answer (UNDER_REVIEW, as a rule). Call it outside any
     transaction. Raises ValidationError naming `file` or `docType` for a refused file (nothing
@@ -116,7 +118,9 @@ def dispute_evidence_send(*, dispute: Dispute, doc_type: str, filename: str, con
     sending it again stores nothing twice)."""
     if dispute.status not in Dispute.ANSWERABLE_STATUSES:
         raise DisputeNotAnswerable(dispute, "contested")
-    checked = evidence.evidence_check(dispute=dispute, doc_type=doc_type, filename=filename, content=content)
+    content = upload.read(evidence.max_bytes() + 1)
+    checked = evidence.evidence_check(dispute=dispute, doc_type=doc_type, filename=upload.name or "",
+                                      content=content)
     stored_as = evidence.evidence_store(dispute=dispute, checked=checked)
     row = DisputeEvidence.objects.create(dispute=dispute, doc_type=doc_type, filename=checked.filename,
                                          content_type=checked.content_type, size=len(content), sha256=checked.sha256,

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 from django.core.cache import cache
-from django.test import Client
 
 from payments.acquirer.cashfree.acquirer import CashfreeAcquirer
 from payments.models import Payment, PaymentEvent
@@ -20,9 +19,9 @@ from tests.payments.s2s.conftest import s2s_merchant  # noqa: F401 - a fixture
 
 from .test_acquirer import PRISM_ORDER_AMOUNT, TRANSFER_ANSWER, cashfree, payments_list, sent  # noqa: F401
 from .test_acquirer_gateway import INTENT_ANSWER
+from .test_checkout_upi import customer, page  # noqa: F401 - a fixture, and the pages' addresses
 
 S = Payment.Status
-CARD_FORM = {"card_number": "4111 1111 1111 1111", "card_expiry": "07/31", "card_cvv": "739"}
 
 
 @pytest.fixture
@@ -34,19 +33,6 @@ def on_cashfree(settings, monkeypatch, cashfree):
     cashfree.script[("POST", "/orders/sessions")] = INTENT_ANSWER
     use_acquirer(monkeypatch, CashfreeAcquirer(cashfree))
     return cashfree
-
-
-@pytest.fixture
-def customer(create_session, s2s_merchant):
-    session = create_session(s2s_merchant, amount=PRISM_ORDER_AMOUNT, customerPhone="9876543210")
-    client = Client()
-    client.get(f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}")
-    client.payment = Payment.objects.get(payment_id=session["paymentId"])
-    return client
-
-
-def page(payment: Payment, tail: str = "") -> str:
-    return f"/checkout/{payment.payment_id}{tail}"
 
 
 def forget_kept_answers(payment: Payment):

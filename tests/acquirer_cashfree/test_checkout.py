@@ -329,15 +329,28 @@ def test_past_the_budget_pay_beside_the_fields_answers_the_calm_words_as_the_fie
         on_cashfree, cashfree, customer, processor_mode, settings):
     """The fields' script shows `errors.card` of a refused open (static/checkout/card-fields.js):
     past the checkout's call budget that is the calm page's sentence, not the API envelope."""
-    settings.CHECKOUT_ACQUIRER_CALLS_PER_SESSION = 1
+    settings.CHECKOUT_ACQUIRER_CALLS_PER_SESSION = 2
     payment = customer.payment
-    open_card_fields(customer)
+    open_card_fields(customer)  # the first call
+    cashfree_says(cashfree, payment)  # the card never reached Cashfree: the methods again
+    assert customer.get(page(payment, "/back"))["Location"] == page(payment)  # the second
     asked = len(cashfree.exchanges)
     refused = customer.post(page(payment, "/card/fields"), HTTP_ACCEPT="application/json")
     assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
     [words] = refused.json()["errors"]["card"]
     assert "tried many times" in words and payment.merchant.name in words
     assert len(cashfree.exchanges) == asked  # nothing asked of Cashfree
+
+
+def test_pay_beside_the_fields_in_a_stale_tab_goes_on_without_spending_a_call(
+        on_cashfree, cashfree, customer, processor_mode, settings):
+    """A second tab's Pay after the attempt opened: where the payment is now (409, `next`), as
+    any moved-on step; the session's budget is not spent on a call never made."""
+    settings.CHECKOUT_ACQUIRER_CALLS_PER_SESSION = 1
+    payment = customer.payment
+    open_card_fields(customer)
+    stale = customer.post(page(payment, "/card/fields"), HTTP_ACCEPT="application/json")
+    assert stale.status_code == 409 and stale.json()["next"] == page(payment, "/status")
 
 
 def test_in_production_the_card_page_loads_cashfrees_script_and_nothing_else_from_outside(

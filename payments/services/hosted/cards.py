@@ -100,8 +100,8 @@ def hosted_card_fields_open(*, payment: Payment) -> str:
     ensure_no_transaction()
     if not card_fields_in_use():
         raise ValidationError("this checkout takes cards in its own form", field="card")
+    _ensure_open(payment)  # first: a stale tab's Pay goes on to where the payment is, spending nothing
     checkout_call_take(payment, new_attempt=True)
-    _ensure_open(payment)
     payment = payment_mark_processing(payment_id=payment.pk, payment_mode=M.CARD,
                                       detail={"method": "CARD", "via": "card fields"})
     payment = Payment.objects.select_related("merchant").get(pk=payment.pk)
