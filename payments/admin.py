@@ -31,7 +31,6 @@ from gateway.console.story import payment_story
 from gateway.core.errors import GatewayError
 from gateway.platform.models import Merchant
 from gateway.core.money import rupees_to_paise
-from payments.acquirer import acquirer_named, enabled
 from payments.lookups import mobile_digits
 from payments.models import AcquirerRoute, Payment, PaymentLink
 from payments.services.links import (
@@ -41,6 +40,7 @@ from payments.services.links import (
     payment_link_cancel,
     payment_link_create,
 )
+from payments.services.routing import route_check
 from webhooks.models import WebhookDelivery
 
 STATUS_COLOURS = {
@@ -503,19 +503,10 @@ class AcquirerRouteForm(forms.ModelForm):
 
     def clean_acquirers(self):
         names = [name.strip() for name in self.cleaned_data["acquirers"].split(",") if name.strip()]
-        if not names:
-            raise forms.ValidationError("Name at least one acquirer.")
-        unknown = [name for name in names if name not in enabled()]
-        if unknown:
-            raise forms.ValidationError(f"Not enabled here: {', '.join(unknown)} (GATEWAY_ACQUIRERS: "
-                                        f"{', '.join(enabled())}).")
-        if len(set(names)) != len(names):
-            raise forms.ValidationError("An acquirer is named twice.")
-        method = self.cleaned_data.get("method")
-        if method and method != AcquirerRoute.ANY:
-            lacking = [name for name in names if method not in acquirer_named(name).methods]
-            if lacking:
-                raise forms.ValidationError(f"{', '.join(lacking)} does not carry {method}.")
+        try:
+            route_check(self.cleaned_data.get("method"), names)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
         return ",".join(names)
 
 

@@ -47,6 +47,23 @@ class Routed(Generic[T]):
     story: dict  # for the step's event: {"acquirer": ..., "route": {...}}; {} when routed before
 
 
+def route_check(method: str | None, names: list[str]) -> None:
+    """A route as staff set it (the console's Acquirer routes page): at least one name, each
+    enabled here (GATEWAY_ACQUIRERS) and carrying `method` (unless ANY or not known yet), none
+    twice. ValueError saying what is wrong."""
+    if not names:
+        raise ValueError("Name at least one acquirer.")
+    unknown = [name for name in names if name not in enabled()]
+    if unknown:
+        raise ValueError(f"Not enabled here: {', '.join(unknown)} (GATEWAY_ACQUIRERS: {', '.join(enabled())}).")
+    if len(set(names)) != len(names):
+        raise ValueError("An acquirer is named twice.")
+    if method and method != AcquirerRoute.ANY:
+        lacking = [name for name in names if method not in acquirer_named(name).methods]
+        if lacking:
+            raise ValueError(f"{', '.join(lacking)} does not carry {method}.")
+
+
 def route_for(merchant_id: int, method: str) -> list[str]:
     """The acquirers a payment of `method` tries, in order (the module's docstring). A deployment
     with one acquirer has nothing to route: no query (an S2S creation stays two statements,
