@@ -52,7 +52,7 @@ def attention_sections(now: datetime | None = None) -> list[Section]:
     now = now or timezone.now()
     return [
         Section("disputes-due", "Disputes awaiting an answer, least time left first",
-                dispute_selectors.disputes_awaiting(now=now, limit=LIST_LIMIT),
+                dispute_selectors.disputes_awaiting(limit=LIST_LIMIT),
                 dispute_selectors.disputes_awaiting_count()),
         _section("reversals-failed", "Late approvals the acquirer refused to reverse: give the money back by hand",
                  payment_selectors.reversals_failed()),

@@ -55,7 +55,7 @@ def disputes_view(request):
     now = timezone.now()
     if request.method == "POST":
         return _open_test_dispute(request)
-    awaiting = [dispute_row(d, now) for d in selectors.disputes_awaiting(now=now)]
+    awaiting = [dispute_row(d, now) for d in selectors.disputes_awaiting()]
     others = [dispute_row(d, now) for d in selectors.disputes_not_awaiting(limit=100)]
     at_risk = selectors.disputes_at_risk(now=now)
     context = {**admin.site.each_context(request), "title": "Disputes", "awaiting": awaiting, "others": others,

@@ -88,7 +88,7 @@ def dispute_for_processor(*, acquirer: str, processor_id: str) -> Dispute | None
     return Dispute.objects.filter(acquirer=acquirer, processor_dispute_id=processor_id).first()
 
 
-def disputes_awaiting(*, now: datetime | None = None, limit: int = 200) -> list[Dispute]:
+def disputes_awaiting(*, limit: int = 200) -> list[Dispute]:
     """Disputes the merchant has still to answer, the least time left first (no deadline last)."""
     return list(Dispute.objects.select_related("merchant", "payment")
                 .filter(status__in=Dispute.ANSWERABLE_STATUSES)
