@@ -1,7 +1,7 @@
-"""benchmarks/grown: the usual table on a database with a little history and on a grown one,
+"""benchmarks/grown_run: the usual table on a database with a little history and on a grown one,
 side by side, in one run (issue 30: "cost that stays flat as data grows").
 
-    benchmarks/grown --grown-url postgres://.../gw_big [--rounds 3] [--seconds 5] [--label "5 million payments"]
+    benchmarks/grown_run --grown-url postgres://.../gw_big [--rounds 3] [--seconds 5] [--label "5 million payments"]
 
 The grown database is filled beforehand, once, by benchmarks/bigdata.py (minutes for 5 million
 payments; its merchant BENCH takes the largest share and its keys are in --grown-merchant, the
@@ -38,19 +38,11 @@ import urllib.request
 from pathlib import Path
 
 from benchmarks import bodies
+from benchmarks.bench import log, median
 from benchmarks.stack import PG_BIN, PYTHON, ROOT, Stack
 
 RECEIVER_PORT = 8393
 SHARED_PG = "postgres://postgres:postgres@127.0.0.1:5432"
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S', time.gmtime())}Z] {message}", file=sys.stderr, flush=True)
-
-
-def median(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
 
 
 # --- steps run inside a stack's environment (python -m benchmarks.grown op ...) -----------------
