@@ -114,6 +114,19 @@ def test_unreachable_is_unavailable(payment):
         acquirer.upi_register(payment=payment)
 
 
+def test_calls_one_after_another_share_one_kept_alive_connection(razorpay_double):
+    """The shared transport (payments.acquirer.transport): Razorpay's calls reuse the process's
+    pooled connection, as Cashfree's do, instead of a new connection (and TLS handshake) a call."""
+    server = razorpay_double._server
+    opened = []
+    accept = server.process_request
+    server.process_request = lambda request, address: (opened.append(address), accept(request, address))
+    client = RazorpayClient(base_url=razorpay_double.base_url, key_id=KEY_ID, key_secret=KEY_SECRET, timeout=2)
+    for n in range(5):
+        assert client.orders_by_receipt(f"txn_{n}") == []
+    assert len(razorpay_double.calls) == 5 and len(opened) == 1
+
+
 def test_a_razorpay_slower_than_the_timeout_is_unavailable(acquirer, payment, razorpay_double):
     razorpay_double.delay = 3  # the client's bound is 2 s
     with pytest.raises(AcquirerUnavailable, match="did not answer"):
