@@ -284,6 +284,10 @@ CELERY_BEAT_SCHEDULE = {
     "payments-expire": {"task": "payments.tasks.payments_expire_sweep", "schedule": 1.0,
                         "options": {"expires": 30.0}},
     "idempotency-cleanup": {"task": "payments.tasks.idempotency_records_cleanup", "schedule": 3600.0},
+    # The out-of-rotation gauge of each acquirer and method (gateway/core/metrics.py), read from the
+    # health routing keeps in Redis; every 10 s, well inside the 30 s an acquirer takes to leave.
+    "acquirer-rotation": {"task": "payments.tasks.acquirer_rotation_sweep", "schedule": 10.0,
+                          "options": {"expires": 30.0}},
     "refunds-pending": {"task": "refunds.tasks.refunds_pending_sweep", "schedule": 30.0},
     # The acquirer's settlements of the last three days, hourly (docs/settlements.md); resumable
     # and idempotent.

@@ -14,6 +14,7 @@ from payments.acquirer.sandbox.settlements import payouts_due
 from payments.reversal_tasks import reversal_submit_task
 from payments.sandbox_upi.approvals import upi_sandbox_approvals_due
 from payments.sandbox_upi.tasks import upi_sandbox_approve_task
+from payments.services.acquirer_health import rotation_gauge_set
 from payments.services.cutoff import hosted_unanswered_reconcile
 from payments.services.expiry import payments_expire_due
 from payments.services.idempotency import IDEMPOTENCY_TTL, idempotency_records_delete_expired
@@ -21,9 +22,10 @@ from payments.services.txn_claims import txn_claims_delete_expired
 from payments.services.hosted.pages import acquirer_pages_reconcile
 from payments.services.retention import acquirer_notices_delete_old, sandbox_calls_delete_old
 from payments.services.reversal_sending import reversals_pending_process
+from payments.services.routing import rotation_pairs
 from payments.services.upi import upi_answers_follow, upi_unanswered_reconcile
 
-__all__ = ["acquirer_notices_purge_task", "idempotency_records_cleanup", "payments_expire_sweep", "reversal_submit_task", "reversals_pending_sweep",
+__all__ = ["acquirer_notices_purge_task", "acquirer_rotation_sweep", "idempotency_records_cleanup", "payments_expire_sweep", "reversal_submit_task", "reversals_pending_sweep",
            "sandbox_calls_purge_task", "sandbox_payouts_task", "upi_sandbox_approve_task"]
 
 
@@ -41,6 +43,14 @@ def payments_expire_sweep() -> int:
         acquirer_pages_reconcile()
         upi_sandbox_approvals_due()
         return payments_expire_due()
+
+
+@shared_task(name="payments.tasks.acquirer_rotation_sweep", ignore_result=True)
+def acquirer_rotation_sweep() -> int:
+    """Sets the out-of-rotation gauge of every acquirer and method this deployment routes
+    (its one writer: docs/decisions.md D22); reads health only, never takes a probe."""
+    with sweep_timed("acquirer-rotation"):
+        return rotation_gauge_set(rotation_pairs())
 
 
 @shared_task(name="payments.tasks.idempotency_records_cleanup", ignore_result=True)

@@ -94,6 +94,28 @@ processor_ratelimit_headroom = Gauge(
     ["acquirer", "source"], multiprocess_mode="mostrecent")
 
 
+# Routing across acquirers (payments.services.routing, acquirer_health; docs/decisions.md D22).
+# The out-of-rotation gauge is set by one beat sweep (every web process would otherwise report its
+# own moment's view, and "mostrecent" across processes only makes sense for one writer); the
+# counters are counted where routing decides, in whichever process that is, and add up.
+acquirer_failovers = Counter(
+    "gateway_acquirer_failovers_total",
+    "Attempts that failed over: by the acquirer that failed technically, the one tried next, the method "
+    "and the failure's class (unavailable: refused, timeout, 5xx, 429; error: credentials, unreadable answer).",
+    ["from_acquirer", "to_acquirer", "method", "reason"])
+acquirer_routed_past = Counter(
+    "gateway_acquirer_routed_past_total",
+    "Payments routed with an acquirer out of rotation for the method moved to the end of the route.",
+    ["acquirer", "method"])
+acquirer_probes = Counter(
+    "gateway_acquirer_probes_total",
+    "Payments that probed an acquirer out of rotation (one per 30 s per acquirer and method while it is out).",
+    ["acquirer", "method"])
+acquirer_out_of_rotation = Gauge(
+    "gateway_acquirer_out_of_rotation",
+    "1 while the acquirer is out of rotation for the method, 0 while in, as the last rotation sweep read it.",
+    ["acquirer", "method"], multiprocess_mode="mostrecent")
+
 def on_commit_inc(counter) -> None:
     """Count one when the transaction open now commits (at once when none is open)."""
     transaction.on_commit(counter.inc)

@@ -22,6 +22,7 @@ import time
 from django.core.cache import cache
 
 from gateway.core import redisguard
+from gateway.core.metrics import acquirer_out_of_rotation, acquirer_probes, acquirer_routed_past
 from gateway.platform.ratelimit import window_hit
 
 logger = logging.getLogger("payments.routing")
@@ -96,6 +97,7 @@ def health_out(name: str, method: str, *, now: float | None = None) -> bool:
         if cache.add(f"acqh:probe:{name}:{method}", 1, PROBE_SECONDS):
             logger.info("%s is out of rotation for %s (%d of %d calls failed): this payment probes it",
                         name, method, failed, calls)
+            acquirer_probes.labels(name, method).inc()
             return False
         return True
     except _OUTAGE:
@@ -105,4 +107,16 @@ def health_out(name: str, method: str, *, now: float | None = None) -> bool:
 def in_rotation_first(names: list[str], method: str, *, now: float | None = None) -> list[str]:
     """`names` with those out of rotation for `method` moved to the end (kept as a last resort)."""
     out = {name for name in names if len(names) > 1 and health_out(name, method, now=now)}
+    for name in out:
+        acquirer_routed_past.labels(name, method).inc()
     return [n for n in names if n not in out] + [n for n in names if n in out]
+
+
+def rotation_gauge_set(pairs: list[tuple[str, str]], *, now: float | None = None) -> int:
+    """Set gateway_acquirer_out_of_rotation for each (acquirer, method) of `pairs` from one read
+    (out_of_rotation: no probe taken); the number out. Run by the beat's rotation sweep, the
+    gauge's one writer."""
+    out = out_of_rotation(pairs, now=now)
+    for name, method in pairs:
+        acquirer_out_of_rotation.labels(name, method).set(1 if (name, method) in out else 0)
+    return len(out)

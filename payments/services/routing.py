@@ -30,7 +30,8 @@ from typing import Generic, TypeVar
 from django.conf import settings
 
 from payments.acquirer import acquirer_for, acquirer_named, enabled
-from payments.acquirer.base import Acquirer, AcquirerAnswer, AcquirerError, AcquirerRefused
+from gateway.core.metrics import acquirer_failovers
+from payments.acquirer.base import Acquirer, AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable
 from payments.models import AcquirerRoute, Payment
 from payments.services.acquirer_health import health_record, in_rotation_first
 
@@ -93,6 +94,11 @@ def routes_as_set(merchant_id: int, methods: list[str], *, log_unusable: bool = 
     return routes
 
 
+def rotation_pairs() -> list[tuple[str, str]]:
+    """Every (acquirer, method) this deployment may route: what the rotation sweep reads."""
+    return [(name, method) for name in enabled() for method in acquirer_named(name).methods]
+
+
 def merchant_acquirers(merchant_id: int) -> list[str]:
     """Every acquirer any of the merchant's routes may send a payment to (the configured one
     when it has none), in one query."""
@@ -141,6 +147,8 @@ def routed_call(payment: Payment, method: str, call: Callable[[Acquirer], T], *,
             if position + 1 < len(route):
                 logger.warning("payment %s: %s failed technically at %s (%s); failing over to %s",
                                payment.sabpaisa_txn_id, name, step, type(exc).__name__, route[position + 1])
+                acquirer_failovers.labels(name, route[position + 1], method,
+                                          "unavailable" if isinstance(exc, AcquirerUnavailable) else "error").inc()
                 continue
             raise
         health_record(name, method, failed=False)
