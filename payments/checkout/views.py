@@ -460,12 +460,20 @@ def acquirer_return(request, payment_id: str):
     """Where the acquirer brings the customer back from its own page (the issuer's 3-D Secure
     page, the bank's, the wallet's): the acquirer's status query decides what became of the
     payment (hosted_customer_return: asked once in a while, however often the customer
-    reloads); the redirect's own parameters are never read. Then the result page, or the
+    reloads); the redirect's own parameters decide nothing (a processor's signed words among them
+    are checked, and a return carrying forged ones is not acted on). Then the result page, or the
     waiting page while the acquirer has no final answer yet."""
     payment = granted_payment(request, payment_id)
     with _checkout_step(show_errors=True):  # being confirmed already, or moved on: go_on shows where
-        hosted.hosted_customer_return(payment=payment)
+        hosted.hosted_customer_return(payment=payment, said=_said(request))
     return go_on(payment)
+
+
+def _said(request) -> dict[str, str]:
+    """The return's parameters, bounded, as the processor's card fields may have said something
+    there (their signed payment: Acquirer.card_fields_said): checked by the acquirer, decided by
+    its status query, never taken at their word."""
+    return {name[:64]: value[:256] for name, value in list(request.GET.items())[:16]}
 
 
 @checkout_page
