@@ -22,9 +22,10 @@ from gateway.platform.models import Merchant, MerchantBrand
 from gateway.core.money import format_inr  # views import it from here too
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import CardFields
-from payments.checkout.availability import methods_on_page, usable_methods
+from payments.checkout.availability import methods_on_page, usable_methods, with_degraded_notices
 from payments.models import Payment, PaymentEvent
 from payments.services.hosted.customer import customer_phone_needed
+from payments.services.acquirer_methods import method_choices
 from tokens.selectors import token_for_checkout
 from tokens.services import card_consent_text
 
@@ -205,19 +206,21 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
     """The methods page, `open_method` unfolded and `errors` shown by field; after a failed
     attempt, why it failed (data-attempt="failed", CONTRACT.md). Every method the merchant
     offers, each with its form, or, when it cannot take this payment, why not and which method
-    can (payments.checkout.availability)."""
+    can; one failing on every acquirer that would take it says so (payments.checkout.availability)."""
     pid = payment.payment_id
     failed = attempt_failed(payment)
     open_method = open_method or (failed or {}).get("method", "")
     acquirer = get_acquirer()
     upi_link = upi_link_of(payment) if acquirer.gateway_upi_link_payable else ""
-    hints = {M.WALLET: ", ".join(acquirer.wallets.values())}
+    # The banks and wallets of the acquirer each method would be carried by (not the configured one's).
+    banks, wallets = method_choices(payment, M.NB), method_choices(payment, M.WALLET)
+    hints = {M.WALLET: ", ".join(wallets.values())}
     labels = {code.value: (label, hints.get(code, hint)) for code, label, hint in METHODS}
     methods = [{"code": shown.code, "label": labels[shown.code][0], "hint": labels[shown.code][1],
                 "open": shown.code == open_method, "marks": marks_of(shown.code), "usable": shown.usable,
                 "reason": shown.reason, "short": shown.short, "instead": shown.instead,
-                "instead_label": labels[shown.instead][0] if shown.instead else ""}
-               for shown in methods_on_page(payment)]
+                "instead_label": labels[shown.instead][0] if shown.instead else "", "degraded": shown.degraded}
+               for shown in with_degraded_notices(methods_on_page(payment), payment)]
     # CARD_FORM_MODE=processor: the card is typed into the processor's own fields, which its
     # script draws inside this page (Acquirer.card_fields); our card form is not on the page.
     fields = (acquirer.card_fields() if settings.CARD_FORM_MODE == "processor"
@@ -225,8 +228,8 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
     context = page_context(
         payment, methods=methods, errors=errors or {}, open_method=open_method,
         upi_link=upi_link, upi_qr=qr_data_uri(upi_link) if upi_link else None,
-        banks=sorted(acquirer.banks.items(), key=lambda item: item[1]),
-        wallets=sorted(acquirer.wallets.items(), key=lambda item: item[1]),
+        banks=sorted(banks.items(), key=lambda item: item[1]),
+        wallets=sorted(wallets.items(), key=lambda item: item[1]),
         urls={name.replace("-", "_"): reverse(f"checkout:{name}", args=[pid])
               for name in ("upi", "upi-intent", "card", "card-fields", "card-saved", "netbanking", "wallet",
                            "transfer-start", "status", "acquirer-return")},
