@@ -103,8 +103,11 @@ def payments_by_hour(rows, now: datetime) -> list[tuple[str, int, int]]:
     """(hour label in IST, payments created, of which succeeded) for each of the last 24 hours.
     A five-minute bucket lies inside one IST hour (IST is UTC+05:30)."""
     by_hour: dict[datetime, list[int]] = {}
+    hours: dict[datetime, datetime] = {}  # a bucket's IST hour, worked out once per bucket
     for start, _, status, n in rows:
-        counts = by_hour.setdefault(local(start).replace(minute=0, second=0, microsecond=0), [0, 0])
+        if start not in hours:
+            hours[start] = local(start).replace(minute=0, second=0, microsecond=0)
+        counts = by_hour.setdefault(hours[start], [0, 0])
         counts[0] += n
         counts[1] += n if status == "SUCCESS" else 0
     first = local(now - WINDOW).replace(minute=0, second=0, microsecond=0)
