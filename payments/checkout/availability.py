@@ -11,10 +11,16 @@ of gateway.platform.methods decide what can be paid; they do not decide what is 
   (NEFT for RTGS). It has no form, and a form posted for it anyway is refused by the page
   (`refusal`) before anything is written;
 - a method the merchant switched off: not on the page.
+
+And one the customer may use but that is failing right now (`with_degraded_notices`): every
+acquirer that would take it for this payment is out of rotation for it
+(payments.services.acquirer_health), as Razorpay's downtime notices say. It keeps its form
+(routing may still fail over, the acquirer may be probed back in), with a notice saying so and,
+where one fits, another method that is not failing.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -22,7 +28,9 @@ from django.utils.translation import gettext_lazy as _
 from gateway.core.money import format_inr
 from gateway.platform.methods import method_limits
 from payments.models import Payment
+from payments.services.acquirer_health import out_of_rotation
 from payments.services.acquirer_methods import acquirer_methods
+from payments.services.routing import routes_as_set
 
 M = Payment.Mode
 
@@ -48,13 +56,15 @@ NAMES = {M.UPI: "UPI", M.CARD: _("Card"), M.NB: _("Net banking"), M.WALLET: _("W
 class Availability:
     """One method as the page shows it. `usable`: it has its form. Otherwise `reason` says why
     not (a sentence in the page's language) and `instead` is the code of a method that can
-    take this payment, or ''."""
+    take this payment, or ''. A usable one that is `degraded` says so in `reason` and `short`,
+    and `instead` names a method that is not."""
 
     code: str
     usable: bool
     reason: str = ""
     short: str = ""  # the reason in a few words, beside the method's name
     instead: str = ""
+    degraded: bool = False
 
 
 def _inr(paise: int) -> str:
@@ -89,6 +99,38 @@ def methods_on_page(payment: Payment) -> list[Availability]:
         instead = next((other for other in INSTEAD.get(code, ()) if other in usable), "")
         shown.append(Availability(code, False, reason, short, instead))
     return shown
+
+
+def with_degraded_notices(shown: list[Availability], payment: Payment) -> list[Availability]:
+    """`shown` (methods_on_page) with each usable method whose every acquirer for this payment
+    is out of rotation marked degraded (the module's docstring). The acquirers: the payment's
+    own once it has one (every later attempt goes there), else the merchant's route for the
+    method, the lone acquirer of a deployment with one included. Only reads: one query of the
+    routes (none with one acquirer) and one read of Redis; no probe is taken."""
+    usable = [method.code for method in shown if method.usable]
+    if not usable:
+        return shown
+    routes = ({code: [payment.acquirer] for code in usable} if payment.acquirer
+              else routes_as_set(payment.merchant_id, usable))
+    out = out_of_rotation([(name, code) for code, names in routes.items() for name in names])
+    degraded = {code for code, names in routes.items() if all((name, code) in out for name in names)}
+    if not degraded:
+        return shown
+    healthy = [code for code in usable if code not in degraded]
+    marked = []
+    for method in shown:
+        if method.code not in degraded:
+            marked.append(method)
+            continue
+        preferred = [other for other in INSTEAD.get(method.code, ()) if other in healthy]
+        instead = (preferred or healthy or [""])[0]
+        reason = (gettext("%(method)s payments are failing more often than usual right now. You can still try, "
+                          "or pay by another method.") if instead else
+                  gettext("%(method)s payments are failing more often than usual right now. You can still try.")
+                  ) % {"method": NAMES[method.code]}
+        marked.append(replace(method, degraded=True, reason=reason, short=gettext("Failing often right now"),
+                              instead=instead))
+    return marked
 
 
 def usable_methods(payment: Payment) -> list[str]:

@@ -22,7 +22,7 @@ from gateway.platform.models import Merchant, MerchantBrand
 from gateway.core.money import format_inr  # views import it from here too
 from payments.acquirer import get_acquirer
 from payments.acquirer.base import CardFields
-from payments.checkout.availability import methods_on_page, usable_methods
+from payments.checkout.availability import methods_on_page, usable_methods, with_degraded_notices
 from payments.models import Payment, PaymentEvent
 from payments.services.hosted.customer import customer_phone_needed
 from tokens.selectors import token_for_checkout
@@ -205,7 +205,7 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
     """The methods page, `open_method` unfolded and `errors` shown by field; after a failed
     attempt, why it failed (data-attempt="failed", CONTRACT.md). Every method the merchant
     offers, each with its form, or, when it cannot take this payment, why not and which method
-    can (payments.checkout.availability)."""
+    can; one failing on every acquirer that would take it says so (payments.checkout.availability)."""
     pid = payment.payment_id
     failed = attempt_failed(payment)
     open_method = open_method or (failed or {}).get("method", "")
@@ -216,8 +216,8 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
     methods = [{"code": shown.code, "label": labels[shown.code][0], "hint": labels[shown.code][1],
                 "open": shown.code == open_method, "marks": marks_of(shown.code), "usable": shown.usable,
                 "reason": shown.reason, "short": shown.short, "instead": shown.instead,
-                "instead_label": labels[shown.instead][0] if shown.instead else ""}
-               for shown in methods_on_page(payment)]
+                "instead_label": labels[shown.instead][0] if shown.instead else "", "degraded": shown.degraded}
+               for shown in with_degraded_notices(methods_on_page(payment), payment)]
     # CARD_FORM_MODE=processor: the card is typed into the processor's own fields, which its
     # script draws inside this page (Acquirer.card_fields); our card form is not on the page.
     fields = (acquirer.card_fields() if settings.CARD_FORM_MODE == "processor"

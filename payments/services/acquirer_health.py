@@ -47,14 +47,43 @@ def health_record(name: str, method: str, *, failed: bool, now: float | None = N
         pass
 
 
-def health_rate(name: str, method: str, *, now: float | None = None) -> tuple[int, int]:
-    """(calls, technical failures) of `name` for `method` over the last WINDOW_SECONDS."""
+def _window_keys(name: str, method: str, now: float | None) -> list[str]:
     bucket = int(time.time() if now is None else now) // BUCKET_SECONDS
     buckets = range(bucket - WINDOW_SECONDS // BUCKET_SECONDS + 1, bucket + 1)
-    keys = [_key(name, method, b, kind) for b in buckets for kind in ("ok", "failed")]
-    counts = cache.get_many(keys)
-    failed = sum(int(counts.get(k) or 0) for k in keys if k.endswith(":failed"))
-    return sum(int(counts.get(k) or 0) for k in keys), failed
+    return [_key(name, method, b, kind) for b in buckets for kind in ("ok", "failed")]
+
+
+def health_rates(pairs: list[tuple[str, str]], *, now: float | None = None) -> dict[tuple[str, str], tuple[int, int]]:
+    """(calls, technical failures) over the last WINDOW_SECONDS of each (acquirer, method) of
+    `pairs`, in one read of Redis."""
+    keys = {pair: _window_keys(*pair, now) for pair in pairs}
+    counts = cache.get_many([key for pair_keys in keys.values() for key in pair_keys])
+    return {pair: (sum(int(counts.get(k) or 0) for k in pair_keys),
+                   sum(int(counts.get(k) or 0) for k in pair_keys if k.endswith(":failed")))
+            for pair, pair_keys in keys.items()}
+
+
+def health_rate(name: str, method: str, *, now: float | None = None) -> tuple[int, int]:
+    """(calls, technical failures) of `name` for `method` over the last WINDOW_SECONDS."""
+    return health_rates([(name, method)], now=now)[(name, method)]
+
+
+def _failing(calls: int, failed: int) -> bool:
+    return calls >= MIN_CALLS and failed >= THRESHOLD * calls
+
+
+def out_of_rotation(pairs: list[tuple[str, str]], *, now: float | None = None) -> set[tuple[str, str]]:
+    """Which (acquirer, method) of `pairs` are out of rotation now, by the same rule as
+    health_out but only reading: no probe is taken, so that showing the state (the checkout's
+    degraded notice, the rotation gauge) never spends the probe a payment should make. One read
+    of Redis; Redis unreachable: none (fail open, as routing)."""
+    if not pairs:
+        return set()
+    try:
+        rates = health_rates(pairs, now=now)
+    except _OUTAGE:
+        return set()
+    return {pair for pair, (calls, failed) in rates.items() if _failing(calls, failed)}
 
 
 def health_out(name: str, method: str, *, now: float | None = None) -> bool:
@@ -62,7 +91,7 @@ def health_out(name: str, method: str, *, now: float | None = None) -> bool:
     finds it out but a probe due takes the probe (answers False) for every process."""
     try:
         calls, failed = health_rate(name, method, now=now)
-        if calls < MIN_CALLS or failed < THRESHOLD * calls:
+        if not _failing(calls, failed):
             return False
         if cache.add(f"acqh:probe:{name}:{method}", 1, PROBE_SECONDS):
             logger.info("%s is out of rotation for %s (%d of %d calls failed): this payment probes it",

@@ -68,17 +68,29 @@ def route_for(merchant_id: int, method: str) -> list[str]:
     """The acquirers a payment of `method` tries, in order (the module's docstring). A deployment
     with one acquirer has nothing to route: no query (an S2S creation stays two statements,
     docs/decisions.md D14); with more, one SELECT of the merchant's routes."""
+    usable = routes_as_set(merchant_id, [method], log_unusable=True)[method]
+    return in_rotation_first(usable, method) if len(usable) > 1 else usable
+
+
+def routes_as_set(merchant_id: int, methods: list[str], *, log_unusable: bool = False) -> dict[str, list[str]]:
+    """Each of `methods`' route as staff set it (the acquirers enabled here that carry it, in
+    their order), before health reorders it: what route_for starts from, and what the checkout
+    reads to tell whether a method is degraded on every acquirer that would take it, without
+    taking a probe. No query with one acquirer; with more, one."""
     if len(enabled()) == 1:
-        return [settings.GATEWAY_ACQUIRER]
+        return {method: [settings.GATEWAY_ACQUIRER] for method in methods}
     rows = {row.method: row for row in AcquirerRoute.objects.filter(merchant_id=merchant_id,
-                                                                    method__in=(method, AcquirerRoute.ANY))}
-    row = rows.get(method) or rows.get(AcquirerRoute.ANY)
-    names = [name for name in (row.names if row else []) if name in enabled()]
-    usable = [name for name in dict.fromkeys(names) if method in acquirer_named(name).methods]
-    if row is not None and len(usable) < len(row.names):
-        logger.warning("merchant %s route %s names acquirers not enabled or not carrying it: %s",
-                       merchant_id, method, ", ".join(n for n in row.names if n not in usable))
-    return in_rotation_first(usable, method) if len(usable) > 1 else (usable or [settings.GATEWAY_ACQUIRER])
+                                                                    method__in=[*methods, AcquirerRoute.ANY])}
+    routes = {}
+    for method in methods:
+        row = rows.get(method) or rows.get(AcquirerRoute.ANY)
+        names = [name for name in (row.names if row else []) if name in enabled()]
+        usable = [name for name in dict.fromkeys(names) if method in acquirer_named(name).methods]
+        if log_unusable and row is not None and len(usable) < len(row.names):
+            logger.warning("merchant %s route %s names acquirers not enabled or not carrying it: %s",
+                           merchant_id, method, ", ".join(n for n in row.names if n not in usable))
+        routes[method] = usable or [settings.GATEWAY_ACQUIRER]
+    return routes
 
 
 def merchant_acquirers(merchant_id: int) -> list[str]:
