@@ -495,6 +495,8 @@ RAZORPAY_KEY_ID = env.str("RAZORPAY_KEY_ID", default="")
 RAZORPAY_KEY_SECRET = env.str("RAZORPAY_KEY_SECRET", default="")
 RAZORPAY_WEBHOOK_SECRET = env.str("RAZORPAY_WEBHOOK_SECRET", default="")
 RAZORPAY_BASE_URL = env.str("RAZORPAY_BASE_URL", default="https://api.razorpay.com/v1").rstrip("/")
+# Razorpay Standard Checkout, which draws Razorpay's own card frame (CARD_FORM_MODE=processor).
+RAZORPAY_CHECKOUT_JS_URL = env.str("RAZORPAY_CHECKOUT_JS_URL", default="https://checkout.razorpay.com/v1/checkout.js")
 # Every call to Razorpay ends within this (payments.acquirer.base.CALL_TIME_LIMIT is 60 s).
 RAZORPAY_TIMEOUT_SECONDS = env.float("RAZORPAY_TIMEOUT_SECONDS", default=10)
 # The configured acquirer's own check of its settings (its package's checks.py): a start-up that

@@ -1,5 +1,5 @@
 """The dashboard's summary of payments, so that the dashboard reads a busy day in milliseconds
-(docs/decisions.md D22, docs/performance.md "The dashboard on a busy day").
+(docs/decisions.md D23, docs/performance.md "The dashboard on a busy day").
 
 Payments are counted in buckets WIDTH long (five minutes) by creation time, aligned to the Unix
 epoch, and so to IST hours as well (India is UTC+05:30). A beat task (gateway.console.tasks,

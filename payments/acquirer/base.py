@@ -180,6 +180,14 @@ class CardFields:
     script: str
     origins: tuple[str, ...]
     options: dict[str, str] = field(default_factory=dict)
+    # What the page's own script (static/checkout/card-fields.js) speaks to the processor's
+    # script in: "cashfree-js-v3" (its fields drawn in boxes of our page) or
+    # "razorpay-checkout-v1" (the processor's own frame, opened over our page on Pay). The name of
+    # a script interface, which any processor speaking it may use, not of an acquirer.
+    api: str = "cashfree-js-v3"
+    # Whether the fields are drawn in boxes of our page (True) or in the processor's own frame,
+    # which its script opens when the customer presses Pay (False).
+    inline: bool = True
 
 
 @dataclass(frozen=True)
@@ -365,6 +373,15 @@ class Acquirer(Protocol):
         card payment at the processor). Raises AcquirerRefused when it has no card fields or
         would not open the payment, AcquirerError when it could not be asked (nothing started)."""
 
+    def card_fields_said(self, *, payment: Payment, said: dict[str, str]) -> str:
+        """What the processor's card fields said in the customer's browser, brought back to the
+        checkout's return address as its parameters (`said`), checked: the processor's id of
+        the card payment they name when the processor genuinely signed it for this payment's
+        order, "" when they name none (the fields were closed, or this processor signs nothing).
+        Nothing is decided by it: the status query (call_status) still says what became of the
+        payment. Raises NoticeRejected when they are not the processor's own (a forged or
+        altered return), which the return then does not act on."""
+
     def card_verify_otp(self, *, payment: Payment, otp: str, challenge_ref: str) -> AcquirerAnswer:
         """Finish the 3-D Secure challenge `challenge_ref` (the `reference` of card_authorize's
         CHALLENGE) with the customer's OTP: APPROVED or DECLINED. Without a challenge: DECLINED."""
@@ -498,6 +515,9 @@ class RealAcquirer:
 
     def card_fields_open(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
         raise AcquirerRefused(f"{self.name or 'this acquirer'} has no card fields of its own")
+
+    def card_fields_said(self, *, payment: Payment, said: dict[str, str]) -> str:
+        return ""  # its fields sign nothing they say in the browser
 
     # A processor whose API reports no disputes (none of its own, or not yet carried here): it
     # holds none against any payment, and there is nothing of its to answer. Cashfree overrides

@@ -25,6 +25,7 @@ from payments.acquirer.base import CardFields
 from payments.checkout.availability import methods_on_page, usable_methods, with_degraded_notices
 from payments.models import Payment, PaymentEvent
 from payments.services.hosted.customer import customer_phone_needed
+from payments.services.acquirer_methods import method_choices
 from tokens.selectors import token_for_checkout
 from tokens.services import card_consent_text
 
@@ -211,7 +212,9 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
     open_method = open_method or (failed or {}).get("method", "")
     acquirer = get_acquirer()
     upi_link = upi_link_of(payment) if acquirer.gateway_upi_link_payable else ""
-    hints = {M.WALLET: ", ".join(acquirer.wallets.values())}
+    # The banks and wallets of the acquirer each method would be carried by (not the configured one's).
+    banks, wallets = method_choices(payment, M.NB), method_choices(payment, M.WALLET)
+    hints = {M.WALLET: ", ".join(wallets.values())}
     labels = {code.value: (label, hints.get(code, hint)) for code, label, hint in METHODS}
     methods = [{"code": shown.code, "label": labels[shown.code][0], "hint": labels[shown.code][1],
                 "open": shown.code == open_method, "marks": marks_of(shown.code), "usable": shown.usable,
@@ -225,8 +228,8 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
     context = page_context(
         payment, methods=methods, errors=errors or {}, open_method=open_method,
         upi_link=upi_link, upi_qr=qr_data_uri(upi_link) if upi_link else None,
-        banks=sorted(acquirer.banks.items(), key=lambda item: item[1]),
-        wallets=sorted(acquirer.wallets.items(), key=lambda item: item[1]),
+        banks=sorted(banks.items(), key=lambda item: item[1]),
+        wallets=sorted(wallets.items(), key=lambda item: item[1]),
         urls={name.replace("-", "_"): reverse(f"checkout:{name}", args=[pid])
               for name in ("upi", "upi-intent", "card", "card-fields", "card-saved", "netbanking", "wallet",
                            "transfer-start", "status", "acquirer-return")},

@@ -130,13 +130,28 @@ def _by_name(codes: dict[str, str]) -> list[tuple[str, str]]:
     return sorted(codes.items(), key=lambda item: item[1])
 
 
-class BankForm(forms.Form):
+class _ChoiceOfCodes(forms.Form):
+    """A form choosing one of `codes` (code -> name): the banks or wallets of the acquirer the
+    payment's method would be carried by (payments.services.acquirer_methods.method_choices);
+    without `codes`, the configured acquirer's."""
+
+    field_name = ""
+
+    def __init__(self, *args, codes: dict[str, str] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if codes is not None:
+            self.fields[self.field_name].choices = _by_name(codes)
+
+
+class BankForm(_ChoiceOfCodes):
     # The acquirer's banks and wallets (Acquirer.banks, .wallets), read when the form is used.
+    field_name = "bank"
     bank = forms.ChoiceField(choices=lambda: _by_name(get_acquirer().banks),
                              error_messages={"required": _("Choose your bank."), "invalid_choice": _("Choose your bank.")})
 
 
-class WalletForm(forms.Form):
+class WalletForm(_ChoiceOfCodes):
+    field_name = "wallet"
     wallet = forms.ChoiceField(choices=lambda: _by_name(get_acquirer().wallets),
                                error_messages={"required": _("Choose a wallet."), "invalid_choice": _("Choose a wallet.")})
 

@@ -44,6 +44,7 @@ from payments.checkout.display import (
 from payments.checkout.navigation import go_on, step_url
 from payments.models import Payment
 from payments.services import hosted
+from payments.services.acquirer_methods import method_choices
 from payments.services.call_budget import CallBudgetSpent
 from payments.services.links import payment_link_customer_cancel, payment_link_of
 from payments.state import InvalidTransition
@@ -350,7 +351,8 @@ def _bank_start(request, payment_id: str, mode: str, form_class, field: str):
     payment = granted_payment(request, payment_id)
     if (refused := _refused(request, payment, mode)) is not None:
         return refused
-    form = form_class(request.POST)
+    # The banks or wallets of the acquirer the method would be carried by, as the page listed them.
+    form = form_class(request.POST, codes=method_choices(payment, mode))
     errors, phone = _with_phone(request, payment, form)
     if errors:
         return render_methods(request, payment, open_method=mode, errors=errors, values=_typed_phone(request))
@@ -460,12 +462,20 @@ def acquirer_return(request, payment_id: str):
     """Where the acquirer brings the customer back from its own page (the issuer's 3-D Secure
     page, the bank's, the wallet's): the acquirer's status query decides what became of the
     payment (hosted_customer_return: asked once in a while, however often the customer
-    reloads); the redirect's own parameters are never read. Then the result page, or the
+    reloads); the redirect's own parameters decide nothing (a processor's signed words among them
+    are checked, and a return carrying forged ones is not acted on). Then the result page, or the
     waiting page while the acquirer has no final answer yet."""
     payment = granted_payment(request, payment_id)
     with _checkout_step(show_errors=True):  # being confirmed already, or moved on: go_on shows where
-        hosted.hosted_customer_return(payment=payment)
+        hosted.hosted_customer_return(payment=payment, said=_said(request))
     return go_on(payment)
+
+
+def _said(request) -> dict[str, str]:
+    """The return's parameters, bounded, as the processor's card fields may have said something
+    there (their signed payment: Acquirer.card_fields_said): checked by the acquirer, decided by
+    its status query, never taken at their word."""
+    return {name[:64]: value[:256] for name, value in list(request.GET.items())[:16]}
 
 
 @checkout_page
@@ -587,8 +597,7 @@ def sandbox_bank(request, payment_id: str):
                 return go_on(payment)
             errors = {"decision": [step.error]}  # being confirmed already (another tab), or the bank did not answer
     is_wallet = payment.payment_mode == M.WALLET
-    acquirer = get_acquirer()
-    provider = (acquirer.wallets if is_wallet else acquirer.banks).get(payment.bank_code, payment.bank_code)
+    provider = method_choices(payment, payment.payment_mode).get(payment.bank_code, payment.bank_code)
     return render(request, "checkout/sandbox_bank.html",
                   page_context(payment, provider=provider, is_wallet=is_wallet, action=here, errors=errors))
 

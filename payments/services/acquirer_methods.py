@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_for, acquirer_named, get_acquirer
+from payments.acquirer.base import Acquirer
+from payments.models import Payment
+from payments.services.routing import route_for
 
 
 def acquirer_methods() -> frozenset[str]:
@@ -22,3 +25,22 @@ def acquirer_methods() -> frozenset[str]:
     if settings.CARD_FORM_MODE == "processor" and acquirer.card_fields() is None:
         methods -= {"CARD"}
     return methods
+
+
+def acquirer_for_method(payment: Payment, method: str) -> Acquirer:
+    """The acquirer the payment's `method` would be carried by: the payment's own once it is
+    routed (every later call about it goes there: payments.services.routing), else the first of
+    the merchant's route for the method (routing.route_for), which the method's start tries
+    first. One query with more than one acquirer enabled, none with one."""
+    if payment.acquirer:
+        return acquirer_for(payment)
+    return acquirer_named(route_for(payment.merchant_id, method)[0])
+
+
+def method_choices(payment: Payment, method: str) -> dict[str, str]:
+    """What the checkout lists, and accepts, for net banking (NB: the banks) or a wallet (WALLET:
+    the wallets), code -> name: those of the acquirer the method would be carried by
+    (acquirer_for_method), not the configured one's, so a customer never picks a bank or
+    wallet the payment's acquirer does not carry."""
+    acquirer = acquirer_for_method(payment, method)
+    return dict(acquirer.wallets if method == "WALLET" else acquirer.banks)

@@ -13,6 +13,16 @@ It answers the calls client.py makes: POST /v1/orders, GET /v1/orders?receipt=,
 GET /v1/orders/{id}/payments, POST /v1/payments/create/upi, POST /v1/payments/create/json,
 GET /v1/payments/{id}, POST /v1/payments/{id}/capture, POST /v1/payments/{id}/refund,
 GET /v1/payments/{id}/refunds, with HTTP Basic authentication by key id and secret.
+
+It also serves a local stand-in of Razorpay Standard Checkout (checkout_js/: checkout.js at
+/v1/checkout.js, with the real script's interface, and its frame at /v1/checkout/public), which
+pays from the double's own origin as the real frame pays from Razorpay's: POST
+/v1/payments/create/checkout (the card, with the public key id, as the frame sends it) answers
+the payment and its OTP step, and POST /v1/payments/{id}/otp/submit settles it by the issuer's
+OTP (CARD_OTP approves: the payment is `authorized`, for the gateway to capture; any other fails
+it) and answers what the checkout's handler gets: razorpay_payment_id, razorpay_order_id and
+razorpay_signature. Those answers are held to the schema too. `seen` keeps every request body
+received, API or checkout, so a test can say where a card number went.
 """
 from __future__ import annotations
 
@@ -28,6 +38,7 @@ import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -36,6 +47,12 @@ from tests.acquirer_razorpay.shapes import shape_errors
 KEY_ID = "rzp_test_DoubleKey0001"
 KEY_SECRET = "rzp_double_secret_0123456789"
 WEBHOOK_SECRET = "rzp_double_webhook_secret"
+# The issuer's OTP that approves a card paid in the checkout stand-in's frame.
+CARD_OTP = "123456"
+# The Standard Checkout stand-in's files, served at /v1/<path> (the real script's path).
+_CHECKOUT_JS = Path(__file__).resolve().parent / "checkout_js"
+_CHECKOUT_FILES = {"checkout.js": ("checkout.js", "text/javascript; charset=utf-8"),
+                   "checkout/public": ("public.html", "text/html; charset=utf-8")}
 
 
 def sign(secret: str, body: bytes) -> str:
@@ -43,6 +60,12 @@ def sign(secret: str, body: bytes) -> str:
     the webhook secret). Written out here again, not imported, so that the test does not check
     the gateway's verification against itself."""
     return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def checkout_signature(secret: str, order_id: str, payment_id: str) -> str:
+    """What Razorpay's checkout hands its handler as razorpay_signature (its docs: hex HMAC-SHA256
+    of "order_id|payment_id" with the key secret). Written out here again, not imported."""
+    return hmac.new(secret.encode(), f"{order_id}|{payment_id}".encode(), hashlib.sha256).hexdigest()
 
 
 @dataclass
@@ -78,6 +101,7 @@ class RazorpayDouble:
         self.calls: list[Call] = []
         self.deliveries: list[Delivery] = []
         self.violations: list[str] = []
+        self.seen: list[bytes] = []           # every request body received, API or checkout
         self.unavailable = False              # True: every call answers 500 SERVER_ERROR
         self.throttled: float | None = None   # seconds: every call answers 429 with Retry-After
         self.delay = 0.0                      # seconds every answer waits (a slow Razorpay)
@@ -116,8 +140,40 @@ class RazorpayDouble:
 
     @property
     def base_url(self) -> str:
+        return f"{self.origin}{self.PREFIX}"
+
+    @property
+    def origin(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}{self.PREFIX}"
+        return f"http://{host}:{port}"
+
+    @property
+    def checkout_js_url(self) -> str:
+        """What RAZORPAY_CHECKOUT_JS_URL gets: the stand-in of Standard Checkout's script."""
+        return f"{self.base_url}/checkout.js"
+
+    def pay_in_checkout(self, order_id: str, *, number: str = "4111111111111111", otp: str = CARD_OTP,
+                        contact: str = "9876543210") -> tuple[int, dict]:
+        """What the checkout frame does in the customer's browser, over HTTP to this double: the
+        card payment on `order_id`, then the issuer's OTP. The OTP step's status and answer (the
+        handler's three values, or Razorpay's error)."""
+        status, created = self._post("/payments/create/checkout", {
+            "key_id": self.key_id, "order_id": order_id, "method": "card", "contact": contact,
+            "card": {"number": number, "expiry_month": "12", "expiry_year": "30", "cvv": "123"}})
+        if status != 200:
+            return status, created
+        return self._post(f"/payments/{created['razorpay_payment_id']}/otp/submit", {"otp": otp})
+
+    def _post(self, path: str, body: dict) -> tuple[int, dict]:
+        host, port = self._server.server_address[:2]
+        connection = http.client.HTTPConnection(host, port, timeout=10)
+        try:
+            connection.request("POST", f"{self.PREFIX}{path}", body=json.dumps(body),
+                               headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            return response.status, json.loads(response.read())
+        finally:
+            connection.close()
 
     # -- Razorpay's side of a flow ---------------------------------------------------------------
 
@@ -267,6 +323,8 @@ class RazorpayDouble:
             request.close_connection = True
             request.connection.shutdown(2)
             return
+        with self.lock:
+            self.seen.append(raw)
         parts = urlsplit(request.path)
         path, query = unquote(parts.path), {k: v[0] for k, v in parse_qs(parts.query).items()}
         try:
@@ -276,9 +334,17 @@ class RazorpayDouble:
         if self.delay:
             time.sleep(self.delay)
         headers = {}
+        served = _CHECKOUT_FILES.get(path[len(self.PREFIX) + 1:]) if path.startswith(self.PREFIX + "/") else None
+        if served is not None and request.command == "GET":
+            return self._send_file(request, *served)
         if self.throttled is not None:
             status, answer, kind = 429, self._error_body("Too many requests"), "error"
             headers["Retry-After"] = str(self.throttled)
+        elif request.command == "POST" and self._checkout_call(path):
+            # The checkout frame's own calls: Razorpay's frame speaks for the public key id, not
+            # with the secret (which never reaches a browser).
+            with self.lock:
+                status, answer, kind = self._checkout_route(path, body)
         elif request.headers.get("Authorization") != "Basic " + base64.b64encode(
                 f"{self.key_id}:{self.key_secret}".encode()).decode():
             status, answer, kind = 401, self._error_body("Authentication failed"), "error"
@@ -299,6 +365,63 @@ class RazorpayDouble:
             request.send_header(name, value)
         request.end_headers()
         request.wfile.write(data)
+
+    @staticmethod
+    def _send_file(request: BaseHTTPRequestHandler, name: str, content_type: str) -> None:
+        data = (_CHECKOUT_JS / name).read_bytes()
+        request.send_response(200)
+        request.send_header("Content-Type", content_type)
+        request.send_header("Content-Length", str(len(data)))
+        request.send_header("Cache-Control", "no-store")
+        request.end_headers()
+        request.wfile.write(data)
+
+    def _checkout_call(self, path: str) -> bool:
+        parts = path[len(self.PREFIX):].strip("/").split("/")
+        return parts == ["payments", "create", "checkout"] or (
+            len(parts) == 4 and parts[0] == "payments" and parts[2:] == ["otp", "submit"])
+
+    def _checkout_route(self, path: str, body: Any) -> tuple[int, Any, str]:
+        """The checkout frame's two calls (the module docstring)."""
+        parts = path[len(self.PREFIX):].strip("/").split("/")
+        if not isinstance(body, dict):
+            return self._bad("The request body is not JSON.")
+        if parts[1] == "create":
+            if body.get("key_id") != self.key_id:
+                return 401, self._error_body("Authentication failed"), "error"
+            order = self.orders.get(str(body.get("order_id") or ""))
+            if order is None:
+                return self._bad("The id provided does not exist", "order_id")
+            card = body.get("card") if isinstance(body.get("card"), dict) else {}
+            number = str(card.get("number") or "")
+            if not (number.isdigit() and 12 <= len(number) <= 19):
+                return self._bad("Your payment didn't go through as it was declined by the bank.", "card[number]")
+            contact = "".join(ch for ch in str(body.get("contact") or "") if ch.isdigit())[-10:]
+            status, created, kind = self._create_payment("json", {name: value for name, value in {
+                "amount": order["amount"], "currency": "INR", "order_id": order["id"], "method": "card",
+                "contact": contact or None, "email": body.get("email") or None,
+                "card": {"last4": number[-4:]}}.items() if value is not None})
+            if status != 200:
+                return status, created, kind
+            payment_id = created["razorpay_payment_id"]
+            return 200, {"razorpay_payment_id": payment_id, "next": [
+                {"action": "otp_submit", "url": f"{self.base_url}/payments/{payment_id}/otp/submit"}]}, "s2s_created"
+        payment = self.payments.get(parts[1])
+        if payment is None or payment["method"] != "card" or payment["status"] != "created":
+            return self._bad("The payment is not waiting for an OTP", "payment_id")
+        if str(body.get("otp") or "") != CARD_OTP:
+            self.settle_payment("", "failed", notify=False, payment_id=payment["id"])
+            answer = self._error_body("Payment failed", field=None)
+            answer["error"].update(source="customer", step="payment_authentication", reason="payment_failed",
+                                   metadata={"payment_id": payment["id"], "order_id": payment["order_id"]})
+            return 400, answer, "error"
+        snapshot = self.settle_payment("", "authorized", notify=False, payment_id=payment["id"])
+        if self.webhook_url:  # Razorpay's webhook comes on its own, not inside the checkout's answer
+            threading.Thread(target=self.send_webhook, args=(self.payment_webhook(snapshot, "payment.authorized"),),
+                             daemon=True).start()
+        return 200, {"razorpay_payment_id": payment["id"], "razorpay_order_id": payment["order_id"],
+                     "razorpay_signature": checkout_signature(self.key_secret, payment["order_id"], payment["id"])}, \
+            "checkout_response"
 
     @staticmethod
     def _error_body(description: str, code: str = "BAD_REQUEST_ERROR", field: str | None = None) -> dict:

@@ -54,3 +54,10 @@ def test_an_s2s_answer_needs_the_payment_id():
     assert shape_errors("s2s_created", {"razorpay_payment_id": "pay_X", "link": "upi://pay?pa=a@b"}) == []
     assert shape_errors("s2s_created", {"link": "upi://pay?pa=a@b"})
     assert shape_errors("s2s_created", {"razorpay_payment_id": "pay_X", "link": "https://evil"})
+
+
+def test_the_checkouts_answer_needs_a_hex_signature_of_its_order_and_payment():
+    good = {"razorpay_payment_id": "pay_X", "razorpay_order_id": "order_Y", "razorpay_signature": "a" * 64}
+    assert shape_errors("checkout_response", good) == []
+    assert shape_errors("checkout_response", good | {"razorpay_signature": "not hex"})
+    assert shape_errors("checkout_response", {k: v for k, v in good.items() if k != "razorpay_order_id"})

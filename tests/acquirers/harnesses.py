@@ -128,6 +128,15 @@ class RazorpayHarness:
                                    payment_id=challenge_ref, notify=False)
         return ""  # Razorpay's issuer page took it; the gateway never sees an OTP
 
+    def pay_in_card_fields(self, payment: Payment, session: str, *, approved: bool) -> None:
+        """What Razorpay's checkout frame does in the customer's browser with the order id
+        `session`: the card payment, straight to Razorpay, then the issuer's OTP."""
+        from tests.acquirer_razorpay.double import CARD_OTP
+
+        status, _ = self.double.pay_in_checkout(session, number=self.card.number,
+                                                otp=CARD_OTP if approved else "000000")
+        assert status == (200 if approved else 400)
+
     def pay_out(self, payment: Payment) -> None:
         self.double.settle()
 

@@ -18,21 +18,29 @@ How the protocol meets Razorpay's model:
   answer (timeout, 5xx, a 429 past its time, an unreadable reply) is AcquirerUnavailable
   (SERVICE_UNAVAILABLE); refused credentials, AcquirerError (PROCESSING_ERROR).
 - Cards: Razorpay's own page takes the number by default (CARD_FORM_MODE=processor, where the
-  gateway's form is not offered). card_authorize, with our own form (CARD_FORM_MODE=own, which
-  production allows only beside PCI_DSS_COMPLIANT=true), sends the card in the one S2S JSON body
-  and answers the issuer's 3-D Secure page; the number goes nowhere else.
+  gateway's form is not offered): Razorpay Standard Checkout (checkout.js), opened on the
+  payment's order, draws Razorpay's own frame over the checkout page; the card goes from it to
+  Razorpay, and its handler brings razorpay_payment_id, razorpay_order_id and
+  razorpay_signature back to the checkout's return address, where card_fields_said checks the
+  signature (HMAC-SHA256 of "order_id|payment_id" with the key secret) before the status query
+  decides (docs/decisions.md, "Razorpay's card page"). card_authorize, with our own form
+  (CARD_FORM_MODE=own, which production allows only beside PCI_DSS_COMPLIANT=true), sends the
+  card in the one S2S JSON body and answers the issuer's 3-D Secure page; the number goes
+  nowhere else.
 - NEFT / RTGS and challans are not carried (Razorpay's Smart Collect accounts are another
   product): `methods` leaves them out, so the checkout never offers them with Razorpay.
 """
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 from datetime import datetime, timedelta, timezone
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.cache import cache
@@ -44,7 +52,10 @@ from payments.acquirer.base import (
     AcquirerError,
     AcquirerRefused,
     AcquirerUnavailable,
+    CardFields,
     NoticeDelivery,
+    NoticeMalformed,
+    NoticeRejected,
     Outcome,
     RealAcquirer,
     SettlementEventFound,
@@ -101,6 +112,20 @@ def _mapped(call: Callable[[], T], what: str) -> T:
         raise AcquirerError(f"Razorpay {what}: {exc}") from None
     except ValueError as exc:  # our data is outside what Razorpay takes (client.py checks before sending)
         raise AcquirerRefused(f"Razorpay {what}: {exc}") from None
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+@sensitive_variables("secret")
+def checkout_signature_valid(secret: str, *, order_id: str, payment_id: str, signature: str) -> bool:
+    """Whether `signature` is what Razorpay's checkout signs a successful payment with: the hex
+    HMAC-SHA256 of "order_id|payment_id" under the key secret (Razorpay's docs, "Verify Payment
+    Signature"). Constant time."""
+    expected = hmac.new(secret.encode(), f"{order_id}|{payment_id}".encode(), hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected.encode(), signature.strip().lower().encode())
 
 
 def client_from_settings(*, timeout: float) -> RazorpayClient:
@@ -308,6 +333,49 @@ class RazorpayAcquirer(RealAcquirer):
         return AcquirerAnswer(Outcome.CHALLENGE, reference=created.payment_id, link=created.url,
                               raw={"razorpay_payment_id": created.payment_id, "result": "3ds on the issuer's page",
                                    "last4": card.last4})
+
+    def card_fields(self) -> CardFields | None:
+        """Razorpay Standard Checkout (RAZORPAY_CHECKOUT_JS_URL): the page opens it with
+        new Razorpay({key, order_id, handler, modal: {ondismiss}}).open(), and its frame (from
+        the API's origin) takes the card. Its origins: the script's own and the API's
+        (RAZORPAY_BASE_URL); that the real script needs no other is a guess until a test account
+        shows it (docs/going-live.md). `key` is the key id, which Razorpay publishes to every
+        customer's browser by design; the secret never leaves this process."""
+        origins = tuple(dict.fromkeys(_origin(url) for url in (settings.RAZORPAY_CHECKOUT_JS_URL,
+                                                               settings.RAZORPAY_BASE_URL)))
+        return CardFields(script=settings.RAZORPAY_CHECKOUT_JS_URL, origins=origins,
+                          options={"key": settings.RAZORPAY_KEY_ID}, api="razorpay-checkout-v1", inline=False)
+
+    def card_fields_open(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
+        """The payment's order (found or created once): its id is what the checkout opens
+        Razorpay's frame on. No payment of ours carries the card; what the frame paid is read
+        back by call_status (card_verify_otp with no challenge: the order's newest card payment).
+        The order id is no bearer (it pays nothing without the customer's card), yet it is not
+        kept in the story either, as for every processor."""
+        order_id = self._order_id(payment, create=True)
+        return AcquirerAnswer(Outcome.PENDING, reference=order_id, raw={"result": "card page opened"})
+
+    def card_fields_said(self, *, payment: Payment, said: dict[str, str]) -> str:
+        """Standard Checkout's handler answer, brought back by the checkout's page: the payment id
+        it names when razorpay_signature is the hex HMAC-SHA256 of "order_id|payment_id" under
+        the key secret (compared in constant time) and the order is this payment's. "" when it
+        carries none of the three (the frame was closed, or the payment failed in it)."""
+        payment_id, order_id, signature = (str(said.get(name) or "") for name in (
+            "razorpay_payment_id", "razorpay_order_id", "razorpay_signature"))
+        if not (payment_id or order_id or signature):
+            return ""
+        if not (payment_id and order_id and signature):
+            raise NoticeMalformed("Razorpay's checkout answer lacks its payment id, order id or signature")
+        if not checkout_signature_valid(settings.RAZORPAY_KEY_SECRET, order_id=order_id, payment_id=payment_id,
+                                        signature=signature):
+            raise NoticeRejected("the checkout answer's razorpay_signature does not match")
+        try:
+            ours = self._order_id(payment, create=False)
+        except AcquirerError:
+            ours = order_id  # not asked now: the signature stands, and the status query reads our own order
+        if order_id != ours:
+            raise NoticeRejected("the checkout answer names another order")
+        return payment_id
 
     def card_verify_otp(self, *, payment: Payment, otp: str, challenge_ref: str) -> AcquirerAnswer:
         """The customer is back from the issuer's page: Razorpay's status of the challenge's payment."""

@@ -179,6 +179,9 @@ class SandboxAcquirer:
     def card_fields_open(self, *, payment: Payment, return_url: str = "") -> AcquirerAnswer:
         raise AcquirerRefused("the sandbox has no card fields of its own: the checkout's card form pays it")
 
+    def card_fields_said(self, *, payment: Payment, said: dict[str, str]) -> str:
+        return ""  # no fields of its own: nothing they could say
+
     def card_verify_otp(self, *, payment: Payment, otp: str, challenge_ref: str) -> AcquirerAnswer:
         # The sandbox keeps no record of its challenges; like an ACS it refuses an OTP that
         # answers none.

@@ -15,7 +15,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from gateway.core.errors import ValidationError
-from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused
+from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, NoticeRejected
 from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import acquirer_answer_record
 from payments.services.call_budget import answer_keep, answer_recent, checkout_call_take
@@ -77,7 +77,7 @@ def _card_fields_attempt(payment: Payment) -> bool:
         kind=PaymentEvent.Kind.ACQUIRER, detail__step=CARD_FIELDS_STEP, detail__attempt=payment.attempt).exists()
 
 
-def hosted_acquirer_return(*, payment: Payment) -> Payment:
+def hosted_acquirer_return(*, payment: Payment, said: dict[str, str] | None = None) -> Payment:
     """The customer is back from the acquirer's page. Whatever the redirect said, the acquirer's
     status query (call_status) of the attempt's step decides, through the step's one claimed
     call (payments.services.hosted.steps): APPROVED makes the payment SUCCESS, DECLINED a failed
@@ -86,7 +86,11 @@ def hosted_acquirer_return(*, payment: Payment) -> Payment:
     (payments.services.cutoff); the customer waits. The acquirer knowing no such payment: the
     claim is given back and the customer waits (its webhook may still come), except for a card
     in the processor's own fields, which then never reached it: the methods again (abandoned,
-    not a failure).
+    not a failure). `said`: what the processor's card fields said in the customer's browser,
+    brought back as the return's parameters; checked first (Acquirer.card_fields_said), and a
+    return carrying words the processor did not sign is not acted on (noted in the story; the
+    webhook or the sweep asks the status query later). Genuine words decide nothing either:
+    the status query does.
     Returns the payment as it now is; does nothing for a payment not on the acquirer's page.
     Raises InvalidTransition when the payment went final meanwhile, ValidationError while the
     step is being confirmed already (another tab, the sweep)."""
@@ -97,6 +101,8 @@ def hosted_acquirer_return(*, payment: Payment) -> Payment:
     # A card in the processor's own fields has no challenge of ours: the processor's newest card
     # payment of the order is the attempt's.
     fields = _card_fields_attempt(payment)
+    if fields and said and not _fields_said_genuine(payment, said):
+        return payment
     payment = _claim(payment, modes=(payment.payment_mode,), target=S.SUCCESS, field="status",
                      challenge=payment.payment_mode == M.CARD and not fields)
     try:
@@ -125,6 +131,19 @@ def hosted_acquirer_return(*, payment: Payment) -> Payment:
     return payment
 
 
+def _fields_said_genuine(payment: Payment, said: dict[str, str]) -> bool:
+    """Whether the card fields' words brought back to the return are the processor's own (or
+    carry nothing to check); a forged or altered return is noted in the story once."""
+    try:
+        acquirer_for(payment).card_fields_said(payment=payment, said=said)
+    except NoticeRejected as exc:
+        logger.warning("payment %s: a card return the processor did not sign (%s)", payment.sabpaisa_txn_id, exc)
+        _return_note_once(payment, {"step": "card_verify_otp_return", "outcome": "not the processor's word",
+                                    "message": str(exc)[:200]})
+        return False
+    return True
+
+
 def _return_note_once(payment: Payment, detail: dict) -> None:
     """A return the acquirer had no final answer to, in the payment's story once per attempt and
     outcome: a customer reloading the return, and the sweep asking every few minutes, add
@@ -139,7 +158,7 @@ def _return_note_once(payment: Payment, detail: dict) -> None:
 RETURN_ASKED = "return_asked"
 
 
-def hosted_customer_return(*, payment: Payment) -> Payment:
+def hosted_customer_return(*, payment: Payment, said: dict[str, str] | None = None) -> Payment:
     """The customer's browser is back from the acquirer's page (the checkout's return view):
     hosted_acquirer_return, a call of the checkout's budget, unless the acquirer was asked
     about this attempt's return within CHECKOUT_ACQUIRER_ANSWER_SECONDS (a reload, the back
@@ -151,7 +170,7 @@ def hosted_customer_return(*, payment: Payment) -> Payment:
         return payment
     checkout_call_take(payment)
     answer_keep(payment, RETURN_ASKED, True)
-    return hosted_acquirer_return(payment=payment)
+    return hosted_acquirer_return(payment=payment, said=said)
 
 
 def acquirer_pages_reconcile(*, now=None, limit: int = 200) -> int:
