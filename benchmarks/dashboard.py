@@ -12,7 +12,7 @@ history's (docs/performance.md, "The dashboard on a busy day").
 
 Then, median of 5 calls in-process (ms), and the largest EXPLAIN (ANALYZE, BUFFERS) figures of
 their statements (benchmarks/hotpaths.py walks the same paths):
-- the dashboard's payment statements as they stood before D22 (one aggregate over the day by
+- the dashboard's payment statements as they stood before D23 (one aggregate over the day by
   method and status, one by IST hour);
 - the dashboard (gateway.console.dashboard.dashboard_context) with nothing folded (beat never
   ran: every payment of the day counted live) and after gateway.console.buckets folded the day;
@@ -26,7 +26,7 @@ import statistics
 import time
 from datetime import timedelta
 
-# How the dashboard read the day before D22 (payments.selectors until then).
+# How the dashboard read the day before D23 (payments.selectors until then).
 BEFORE = {
     "by method and status": """SELECT payment_mode, status, COUNT(id) FROM payments_payment
         WHERE created_at >= now() - interval '24 hours' GROUP BY 1, 2""",
@@ -36,8 +36,9 @@ BEFORE = {
 }
 
 
-def busy_day(payments: int) -> dict:
-    """Add `payments` payments over the last 24 hours (see the module's docstring)."""
+def busy_day(payments: int, *, vacuum: bool = True) -> dict:
+    """Add `payments` payments over the last 24 hours (see the module's docstring); then VACUUM
+    (ANALYZE) the payments, or with vacuum=False (inside a transaction: tests) nothing."""
     from django.db import connection, transaction
 
     overrides = {
@@ -75,8 +76,9 @@ def busy_day(payments: int) -> dict:
             ORDER BY c""", {"n": payments})
         added = cur.rowcount
     seconds = time.monotonic() - t0
-    with connection.cursor() as cur:
-        cur.execute("VACUUM (ANALYZE) payments_payment")
+    if vacuum:
+        with connection.cursor() as cur:
+            cur.execute("VACUUM (ANALYZE) payments_payment")
     return {"added": added, "seconds": round(seconds, 1)}
 
 
@@ -143,7 +145,7 @@ def main() -> None:
         rows[name] = {"median_ms": ms_median(run), **explained(statements)}
 
     before = list(BEFORE.values())
-    timed("dashboard's day of payments before D22 (2 statements)",
+    timed("dashboard's day of payments before D23 (2 statements)",
           lambda: [connection.cursor().execute(sql) for sql in before], before)
     DashboardBucket.objects.all().delete()
     timed("dashboard, nothing folded (beat never ran)", dashboard_context, statements_of(dashboard_context))
@@ -160,7 +162,7 @@ def main() -> None:
             timed(name, run, statements_of(run))
     out["rows"] = rows
     if args.explain:
-        for label, statements in (("before D22", before), ("after D22", statements_of(dashboard_context))):
+        for label, statements in (("before D23", before), ("after D23", statements_of(dashboard_context))):
             for statement in statements:
                 if "payments_payment" in statement and "console_dashboardbucket" not in statement:
                     print(f"-- {label}\n{statement[:500]}\n{plan(statement, analyze=True)}\n")
