@@ -1,11 +1,15 @@
 """The beat's settlement fetch and reconciliation: thin tasks over refunds.settlements."""
+import logging
 from datetime import timedelta
 
 from celery import shared_task
 from django.utils import timezone
 
-from payments.acquirer import get_acquirer
+from payments.acquirer import acquirer_named, enabled
+from payments.acquirer.base import AcquirerError
 from refunds.settlements import fetching, reconcile
+
+logger = logging.getLogger(__name__)
 
 # Acquirers settle T+1 and may restate a day; three days back covers both, and re-reading what
 # is stored adds nothing (the fetch is idempotent on the acquirer's ids).
@@ -16,10 +20,25 @@ RECONCILE_LOOKBACK = timedelta(days=31)
 
 @shared_task(name="refunds.settlement_tasks.settlements_fetch_task", ignore_result=True)
 def settlements_fetch_task() -> int:
-    """Fetch the configured acquirer's settlements of the last three days (resuming a walk an
-    earlier run left unfinished); returns how many settlements were new."""
+    """Fetch the settlements of the last three days from every enabled acquirer
+    (payments.acquirer.enabled), each resuming the walk its own cursor left unfinished; returns
+    how many settlements were new. Each acquirer pays out its own payments, so each is asked:
+    one that fails (down, refusing, answering what we cannot read) is logged and left for the
+    next run, the others are still fetched, and then the first failure is raised, so that the
+    run shows as failed (docs/settlements.md, "Two acquirers")."""
     end = timezone.now()
-    return fetching.settlements_fetch(get_acquirer(), start=end - LOOKBACK, end=end).settlements_added
+    added, failures = 0, []
+    for name in enabled():
+        try:
+            added += fetching.settlements_fetch(acquirer_named(name), start=end - LOOKBACK, end=end).settlements_added
+        except Exception as exc:  # noqa: BLE001 - one acquirer's fault must not cost the others their fetch
+            # What was stored stays; its cursor resumes the walk next run.
+            log = logger.warning if isinstance(exc, AcquirerError) else logger.exception
+            log("settlements fetch from %s failed: %s", name, exc, extra={"acquirer": name})
+            failures.append(exc)
+    if failures:
+        raise failures[0]
+    return added
 
 
 @shared_task(name="refunds.settlement_tasks.reconcile_task", ignore_result=True)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from gateway.core.transactions import ensure_no_transaction
 from payments.acquirer.base import Acquirer, SettlementEventFound, SettlementFound, SettlementNotice
@@ -76,7 +78,9 @@ def _walk(acquirer: Acquirer, state: SettlementFetch, result: FetchResult, max_p
         state.cursor = "" if finished else page.cursor
         fields = {"cursor": state.cursor, "pages_read": state.pages_read + 1}
         if finished:
-            fields["finished_until"] = state.finished_until = state.window_end
+            # An open period (end None) was read up to now: the reconciliation's not_settled
+            # judges a payment only once its acquirer's report is read past its due date.
+            fields["finished_until"] = state.finished_until = state.window_end or timezone.now()
         SettlementFetch.objects.filter(pk=state.pk).update(**fields)
         state.pages_read = fields["pages_read"]
         if finished:
@@ -114,11 +118,11 @@ def _lines_fetch(acquirer: Acquirer, settlement: Settlement) -> int:
 
 def lines_store(acquirer: Acquirer, settlement: Settlement, events) -> int:
     """One page of events in one transaction, linked to our payments by the order ref (our
-    sabpaisa_txn_id) and to our refunds by the ref the acquirer knows them by
+    sabpaisa_txn_id), only to payments this acquirer took (_payments_of), and to our refunds by the ref the acquirer knows them by
     (Acquirer.refund_ref). Returns how many lines were new."""
     events: list[SettlementEventFound] = list(events)
     order_refs = {event.order_ref for event in events if event.order_ref}
-    payments = {p.sabpaisa_txn_id: p for p in Payment.objects.filter(sabpaisa_txn_id__in=order_refs)}
+    payments = {p.sabpaisa_txn_id: p for p in _payments_of(acquirer.name).filter(sabpaisa_txn_id__in=order_refs)}
     refunds = {(r.payment_id, acquirer.refund_ref(r.refund_id)): r
                for r in Refund.objects.filter(payment__in=payments.values())}
     disputes = _disputes_of([payments[e.order_ref] for e in events
@@ -146,6 +150,15 @@ def lines_store(acquirer: Acquirer, settlement: Settlement, events) -> int:
         SettlementLine.objects.bulk_create(new, ignore_conflicts=True)
         _totals_refresh(locked)
     return len(new)
+
+
+def _payments_of(acquirer_name: str):
+    """The payments `acquirer_name` took: a settlement pays out only its own acquirer's payments,
+    so a line naming another acquirer's payment is left unlinked (the reconciliation's
+    unknown_reference) rather than settling a payment it never took. A payment with no acquirer
+    recorded (never routed: the simulator's flows, rows from before the acquirer was recorded,
+    which migration 0022 named) is not judged: any acquirer's line may name it."""
+    return Payment.objects.filter(Q(acquirer=acquirer_name) | Q(acquirer=""))
 
 
 def _disputes_of(payments: list[Payment], acquirer_name: str) -> dict[int, list[Dispute]]:

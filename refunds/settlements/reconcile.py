@@ -9,7 +9,12 @@ reconciliation again adds nothing it found before, and leaves a resolved excepti
 The checks (ReconException.Kind, each subject in brackets):
 
 - not_settled [payment]: a SUCCESS payment completed in the period with no payment line,
-  once its expected date (completed + SETTLE_AFTER) is past `as_of`.
+  once its expected date (completed + SETTLE_AFTER) is past `as_of` and, when the settlements
+  of the acquirer that took it are fetched (a SettlementFetch row of that acquirer), once that
+  fetch has finished reading past the expected date: with two acquirers, a Razorpay payment is
+  missing only when Razorpay's own report, read far enough, does not list it, never because
+  Cashfree's does not, nor while Razorpay's fetch is down (docs/settlements.md, "Two acquirers").
+  With an `as_of` other than now, a fetch is taken to be as far behind `as_of` as it is behind now.
 - settled_twice [payment]: more than one payment line names the payment.
 - amount_mismatch [line]: a payment line's amount differs from the payment's.
 - fee_mismatch [line]: a payment line's fee differs from the merchant's agreed rate on the
@@ -37,6 +42,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from datetime import timezone as dt_timezone
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -48,6 +54,7 @@ from refunds.models import (
     ReconException,
     Refund,
     Settlement,
+    SettlementFetch,
     SettlementLine,
 )
 from refunds.settlements.arithmetic import BASIS_POINTS, GST_PERCENT
@@ -70,6 +77,7 @@ _TABLES = {
     "bank": BankStatementLine._meta.db_table,
     "rate": MerchantFeeRate._meta.db_table,
     "exception": ReconException._meta.db_table,
+    "fetch": SettlementFetch._meta.db_table,
 }
 
 _INSERT = """
@@ -93,11 +101,14 @@ SELECT 'payment:' || p.id AS subject, p.merchant_id, NULL::bigint AS settlement_
        p.id AS payment_id, NULL::bigint AS refund_id, NULL::bigint AS bank_line_id, p.amount AS expected,
        0::bigint AS actual,
        jsonb_build_object('sabpaisaTxnId', p.sabpaisa_txn_id, 'completed_at', p.completed_at,
-                          'expected_by', p.completed_at + %(settle_after)s) AS evidence
+                          'expected_by', p.completed_at + %(settle_after)s,
+                          'acquirer', coalesce(nullif(p.acquirer, ''), %(configured)s)) AS evidence
 FROM {payment} p
 WHERE p.status = 'SUCCESS' AND p.completed_at >= %(start)s AND p.completed_at < %(end)s
   AND p.completed_at < %(due)s
   AND NOT EXISTS (SELECT 1 FROM {line} l WHERE l.payment_id = p.id AND l.kind = 'payment')
+  AND NOT EXISTS (SELECT 1 FROM {fetch} f WHERE f.acquirer = coalesce(nullif(p.acquirer, ''), %(configured)s)
+                  AND (f.finished_until IS NULL OR f.finished_until + %(shift)s < p.completed_at + %(settle_after)s))
 """,
     K.SETTLED_TWICE: """
 SELECT 'payment:' || l.payment_id AS subject, max(l.settlement_merchant_id) AS merchant_id,
@@ -245,7 +256,8 @@ def reconcile(*, start: datetime | None = None, end: datetime | None = None,
     statement_until = BankStatementLine.objects.order_by("-date").values_list("date", flat=True).first()
     params = {"start": start or _FAR_PAST, "end": end or _FAR_FUTURE, "now": now, "due": as_of - SETTLE_AFTER,
               "settle_after": SETTLE_AFTER, "bp": BASIS_POINTS, "bp_half": BASIS_POINTS // 2, "gst": GST_PERCENT,
-              "tz": BANK_TIME_ZONE, "statement_until": statement_until or date(1970, 1, 1)}
+              "shift": as_of - now, "tz": BANK_TIME_ZONE, "configured": settings.GATEWAY_ACQUIRER,
+              "statement_until": statement_until or date(1970, 1, 1)}
     result = ReconResult()
     started = timezone.now()
     with transaction.atomic(), connection.cursor() as cursor:
