@@ -12,6 +12,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from gateway.platform.models import AuditRecord
 from refunds.models import BankStatement, ReconException, Settlement
@@ -75,6 +76,18 @@ def test_the_short_filter_keeps_only_settlements_short_or_in_doubt(as_role, worl
     assert world.short.public_id in page and world.clean.public_id not in page
     assert world.clean.public_id in html(as_role("finance").get(LIST, {"bank": "matched"}))
     assert world.short.public_id not in html(as_role("finance").get(LIST, {"bank": "matched"}))
+
+
+def test_an_open_exception_alone_makes_a_settlement_in_doubt_until_it_is_resolved(as_role, world):
+    # The clean settlement adds up and its bank credit matched: only an open exception about it
+    # puts it on the short list, and resolving that exception takes it off.
+    Settlement.objects.filter(pk=world.clean.pk).update(bank_line=_bank_credit(world.clean))
+    exception = ReconException.objects.create(kind="bank_unmatched", subject=f"settlement:{world.clean.pk}",
+                                              merchant=world.clean.merchant, settlement=world.clean)
+    assert world.clean.public_id in html(as_role("finance").get(LIST, {"short": "on"}))
+    ReconException.objects.filter(pk=exception.pk).update(status=ReconException.Status.RESOLVED,
+                                                          resolved_at=timezone.now())
+    assert world.clean.public_id not in html(as_role("finance").get(LIST, {"short": "on"}))
 
 
 def test_a_bad_filter_says_which_field_instead_of_failing(as_role, world):
