@@ -68,10 +68,11 @@ def payment_get_hosted(*, payment_id: str) -> Payment:
 # Appended here so the console never reads payments' models itself. Staff see every merchant:
 # these are not scoped to one. (Their imports stand here, with them.)
 
-from datetime import datetime  # noqa: E402
+from datetime import datetime, timedelta  # noqa: E402
+from datetime import timezone as dt_timezone  # noqa: E402
 
-from django.db.models import Count, Q  # noqa: E402
-from django.db.models.functions import TruncHour  # noqa: E402
+from django.contrib.postgres.aggregates import ArrayAgg  # noqa: E402
+from django.db.models import Count, DateTimeField, DurationField, F, Func, Q, Value  # noqa: E402
 
 import re  # noqa: E402
 
@@ -123,23 +124,37 @@ def payment_pks_where(condition):
     return list(Payment.objects.filter(condition).values_list("pk", flat=True))
 
 
-def payment_outcomes_by_mode(*, since) -> list[tuple[str, str, int]]:
-    """(payment_mode, outcome, count) of the payments created since `since`; the outcome is
-    succeeded, failed, expired or open."""
-    outcomes = {Payment.Status.SUCCESS: "succeeded", Payment.Status.FAILED: "failed",
-                Payment.Status.EXPIRED: "expired"}
-    rows = (Payment.objects.filter(created_at__gte=since).order_by()
-            .values_list("payment_mode", "status").annotate(n=Count("id")))
-    return [(mode, outcomes.get(status, "open"), n) for mode, status, n in rows]
+def payment_outcomes_by_bucket(*, ranges, width: timedelta, ids=()) -> list[tuple[datetime, str, str, int, list]]:
+    """(bucket start, payment_mode, status, count, ids if the status is open) of the payments
+    created in any of `ranges` (each (start, end): start <= created_at < end, end None for no
+    bound) or whose id is in `ids`, by creation time in buckets `width` long aligned to the Unix
+    epoch (`date_bin`). The ids come only for statuses that may still change (PENDING,
+    PROCESSING); one statement, so counts and ids are one snapshot. Reads the created_at index
+    for the ranges and the primary key for the ids."""
+    condition = Q()
+    for start, end in ranges:
+        condition |= Q(created_at__gte=start, created_at__lt=end) if end else Q(created_at__gte=start)
+    if ids:
+        condition |= Q(pk__in=list(ids))
+    if not condition:
+        return []
+    bucket = Func(Value(width, output_field=DurationField()), F("created_at"),
+                  Value(BUCKET_ORIGIN, output_field=DateTimeField()), function="date_bin",
+                  output_field=DateTimeField())
+    return [(start, mode, status, n, open_ids or [])
+            for start, mode, status, n, open_ids in Payment.objects.filter(condition).order_by()
+            .annotate(bucket=bucket).values_list("bucket", "payment_mode", "status")
+            .annotate(n=Count("id"), open_ids=ArrayAgg("id", filter=~Q(status__in=Payment.FINAL_STATUSES)))
+            .values_list("bucket", "payment_mode", "status", "n", "open_ids")]
 
 
-def payment_counts_by_hour(*, since, tz) -> list[tuple[datetime, int, int]]:
-    """(hour in `tz`, payments created, of which succeeded) for each hour since `since` that
-    has any."""
-    return list(Payment.objects.filter(created_at__gte=since).order_by()
-                .annotate(hour=TruncHour("created_at", tzinfo=tz)).values("hour")
-                .annotate(total=Count("id"), succeeded=Count("id", filter=Q(status=Payment.Status.SUCCESS)))
-                .values_list("hour", "total", "succeeded"))
+BUCKET_ORIGIN = datetime(1970, 1, 1, tzinfo=dt_timezone.utc)
+
+
+def payment_ids_final(*, ids) -> list[int]:
+    """Those of `ids` whose payment has reached a final status (by primary key)."""
+    return list(Payment.objects.filter(pk__in=list(ids), status__in=Payment.FINAL_STATUSES)
+                .values_list("pk", flat=True)) if ids else []
 
 
 def payments_open_past_expiry(*, expired_before):

@@ -48,7 +48,7 @@ def payments_expire_sweep() -> int:
 @shared_task(name="payments.tasks.acquirer_rotation_sweep", ignore_result=True)
 def acquirer_rotation_sweep() -> int:
     """Sets the out-of-rotation gauge of every acquirer and method this deployment routes
-    (its one writer: docs/decisions.md D23); reads health only, never takes a probe."""
+    (its one writer: docs/decisions.md D24); reads health only, never takes a probe."""
     with sweep_timed("acquirer-rotation"):
         return rotation_gauge_set(rotation_pairs())
 

@@ -4,7 +4,8 @@ from django.contrib.admin import apps as admin_apps
 
 class ConsoleConfig(AppConfig):
     """The support console's own pages: merchants and staff (admin.py), the dashboard, search,
-    a payment's story and the settlement export. No models: it reads each app's selectors."""
+    a payment's story and the settlement export. It reads each app's selectors; its one table is
+    the dashboard's summary of payments (models.py, buckets.py)."""
 
     name = "gateway.console"
     label = "console"

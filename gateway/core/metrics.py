@@ -94,7 +94,7 @@ processor_ratelimit_headroom = Gauge(
     ["acquirer", "source"], multiprocess_mode="mostrecent")
 
 
-# Routing across acquirers (payments.services.routing, acquirer_health; docs/decisions.md D23).
+# Routing across acquirers (payments.services.routing, acquirer_health; docs/decisions.md D24).
 # The out-of-rotation gauge is set by one beat sweep (every web process would otherwise report its
 # own moment's view, and "mostrecent" across processes only makes sense for one writer); the
 # counters are counted where routing decides, in whichever process that is, and add up.

@@ -1,4 +1,4 @@
-"""Routing's metrics (issue 33; docs/decisions.md D23): a failover counted by from, to, method and
+"""Routing's metrics (issue 33; docs/decisions.md D24): a failover counted by from, to, method and
 class; a payment routed past an out-of-rotation acquirer and a probe counted; the rotation
 sweep setting the out-of-rotation gauge from health without taking a probe."""
 from __future__ import annotations
