@@ -67,7 +67,7 @@ from payments.payloads import UDF_KEYS
 from payments.selectors import payment_txn_id_taken
 from payments.services.idempotency import Lease, LeaseLost, idempotency_run, request_fingerprint
 from payments.services.idempotency import Outcome as IdempotentOutcome
-from payments.services.routing import route_for, routed_answer, routed_call
+from payments.services.routing import routed_answer, routed_call, routes_as_set
 from payments.services.txn_claims import ClaimBusy, TxnClaim, txn_claim_held, txn_claim_take
 from payments.services.upi import upi_link
 from payments.writes import KeyResponse, payment_insert_with_events
@@ -90,7 +90,10 @@ def s2s_customer_phone_check(data: dict, *, merchant: Merchant) -> None:
     any call. With an acquirer that needs none (the sandbox), any phone the interface allows
     goes on. With a route of two acquirers, the phone is asked for if either needs it (the
     payment may fail over to the second)."""
-    requires_phone = any(acquirer_named(name).requires_customer_phone for name in route_for(merchant.pk, "UPI"))
+    # The route as staff set it, not route_for: reading health there would take the probe of an
+    # acquirer out of rotation, which belongs to the payment's own routing.
+    route = routes_as_set(merchant.pk, ["UPI"])["UPI"]
+    requires_phone = any(acquirer_named(name).requires_customer_phone for name in route)
     if requires_phone and not mobile_digits(data.get("customerPhone") or ""):
         raise ValidationError("must be the customer's 10-digit mobile number (+91 or a leading 0 may be "
                               "added): the payment processor requires it", field="customerPhone")

@@ -139,3 +139,15 @@ def test_redis_unreachable_shows_no_notice_and_the_page_still_opens(create_sessi
 
     monkeypatch.setattr(health.cache, "get_many", down)
     assert "data-degraded" not in methods_page(create_session, shop)[0]
+
+
+def test_the_s2s_phone_check_reads_the_route_without_taking_the_probe(both, shop):  # noqa: F811
+    # Step 1's phone check asks which acquirers a UPI payment may go to; it must not use up the
+    # probe of an acquirer out of rotation, which belongs to the payment's own routing.
+    from payments.services.s2s import s2s_customer_phone_check
+
+    routed(shop, "UPI", "razorpay,cashfree")
+    failing("razorpay", "UPI")
+    s2s_customer_phone_check({"customerPhone": "9876543210"}, merchant=shop.merchant)
+    assert health_out("razorpay", "UPI") is False  # the probe is still there for the payment
+    assert health_out("razorpay", "UPI") is True
