@@ -9,27 +9,15 @@ from django.test import Client
 
 from payments.models import AcquirerRoute, Payment
 from payments.services import acquirer_health as health
-from payments.services.acquirer_health import health_out, health_record, out_of_rotation
+from payments.services.acquirer_health import health_out, out_of_rotation
 from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - a fixture
 from tests.acquirer_razorpay.double import razorpay_double  # noqa: F401 - a fixture
+from tests.support.two_acquirers import both, failing  # noqa: F401 - a fixture
 from tests.payments.hosted.conftest import create_session, shop  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 
 
-def failing(name: str, method: str, calls: int = 10) -> None:
-    for _ in range(calls):
-        health_record(name, method, failed=True)
-
-
-@pytest.fixture
-def both(settings, cashfree_double, razorpay_double):  # noqa: F811
-    from payments.acquirer import _load
-
-    settings.GATEWAY_ACQUIRER = "cashfree"
-    settings.GATEWAY_ACQUIRERS = ["cashfree", "razorpay"]
-    _load.cache_clear()
-    return cashfree_double, razorpay_double
 
 
 def methods_page(create_session, shop, language: str = "en", **overrides) -> tuple[str, Payment]:  # noqa: F811

@@ -7,11 +7,12 @@ import pytest
 from prometheus_client import REGISTRY
 
 from payments.models import AcquirerRoute, Payment
-from payments.services.acquirer_health import health_out, health_record, in_rotation_first
+from payments.services.acquirer_health import health_out, in_rotation_first
 from payments.services.upi import hosted_upi_intent
 from payments.tasks import acquirer_rotation_sweep
 from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - a fixture
 from tests.acquirer_razorpay.double import razorpay_double  # noqa: F401 - a fixture
+from tests.support.two_acquirers import both, failing  # noqa: F401 - a fixture
 from tests.payments.s2s.conftest import s2s_merchant  # noqa: F401 - a fixture
 from tests.support.factories import make_payment
 
@@ -22,19 +23,6 @@ def value(name: str, **labels) -> float:
     return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
-def failing(name: str, method: str, calls: int = 10) -> None:
-    for _ in range(calls):
-        health_record(name, method, failed=True)
-
-
-@pytest.fixture
-def both(settings, cashfree_double, razorpay_double):  # noqa: F811
-    from payments.acquirer import _load
-
-    settings.GATEWAY_ACQUIRER = "cashfree"
-    settings.GATEWAY_ACQUIRERS = ["cashfree", "razorpay"]
-    _load.cache_clear()
-    return cashfree_double, razorpay_double
 
 
 def test_a_failover_is_counted_by_from_to_method_and_class(both, s2s_merchant):  # noqa: F811

@@ -11,20 +11,12 @@ from payments.models import AcquirerRoute, Payment
 from payments.services.acquirer_methods import method_choices
 from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - a fixture
 from tests.acquirer_razorpay.double import razorpay_double  # noqa: F401 - a fixture
+from tests.support.two_acquirers import both  # noqa: F401 - a fixture
 from tests.payments.hosted.conftest import create_session  # noqa: F401 - a fixture
 from tests.payments.s2s.conftest import s2s_merchant  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.django_db
 
-
-@pytest.fixture
-def both(settings, cashfree_double, razorpay_double):  # noqa: F811
-    from payments.acquirer import _load
-
-    settings.GATEWAY_ACQUIRER = "cashfree"
-    settings.GATEWAY_ACQUIRERS = ["cashfree", "razorpay"]
-    _load.cache_clear()
-    return cashfree_double, razorpay_double
 
 
 @pytest.fixture

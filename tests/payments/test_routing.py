@@ -12,21 +12,12 @@ from payments.services.routing import route_for
 from payments.services.upi import hosted_upi_intent
 from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - a fixture
 from tests.acquirer_razorpay.double import razorpay_double  # noqa: F401 - a fixture
+from tests.support.two_acquirers import both  # noqa: F401 - a fixture
 from tests.payments.s2s.conftest import post, s2s_merchant  # noqa: F401 - fixtures
 from tests.support.factories import make_payment, signed_body
 
 pytestmark = pytest.mark.django_db
 
-
-@pytest.fixture
-def both(settings, cashfree_double, razorpay_double):
-    """Cashfree configured (the default), Razorpay enabled beside it: both doubles running."""
-    from payments.acquirer import _load
-
-    settings.GATEWAY_ACQUIRER = "cashfree"
-    settings.GATEWAY_ACQUIRERS = ["cashfree", "razorpay"]
-    _load.cache_clear()
-    return cashfree_double, razorpay_double
 
 
 def route(merchant, method, acquirers):

@@ -19,20 +19,11 @@ from refunds.settlements import fetching
 from refunds.settlements.reconcile import reconcile
 from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - a fixture
 from tests.acquirer_razorpay.double import razorpay_double  # noqa: F401 - a fixture
+from tests.support.two_acquirers import both  # noqa: F401 - a fixture
 from tests.support.factories import make_merchant, make_payment
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-
-@pytest.fixture
-def both(settings, cashfree_double, razorpay_double):
-    """Cashfree configured (the default), Razorpay enabled beside it: both doubles running."""
-    from payments.acquirer import _load
-
-    settings.GATEWAY_ACQUIRER = "cashfree"
-    settings.GATEWAY_ACQUIRERS = ["cashfree", "razorpay"]
-    _load.cache_clear()
-    return cashfree_double, razorpay_double
 
 
 def _paid_at(merchant, acquirer: str) -> Payment:
