@@ -61,6 +61,18 @@ def median(values):
     return statistics.median(values) if values else None
 
 
+def ms_median(fn, times: int = 5) -> float:
+    """The median of `times` calls of `fn`, in milliseconds, after one warm-up call (which pays
+    for imports and connection set-up): an in-process figure for the console's pages."""
+    fn()
+    samples = []
+    for _ in range(times):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(1000 * (time.perf_counter() - t0))
+    return round(statistics.median(samples), 1)
+
+
 # --- process CPU, to show the load generator is not the bottleneck ------------------------------
 
 def _tree_cpu(pid: int) -> float:

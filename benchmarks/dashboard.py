@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import time
 from datetime import timedelta
+
+from benchmarks.bench import ms_median
 
 # How the dashboard read the day before D23 (payments.selectors until then).
 BEFORE = {
@@ -80,16 +81,6 @@ def busy_day(payments: int, *, vacuum: bool = True) -> dict:
         with connection.cursor() as cur:
             cur.execute("VACUUM (ANALYZE) payments_payment")
     return {"added": added, "seconds": round(seconds, 1)}
-
-
-def ms_median(fn, times: int = 5) -> float:
-    fn()  # warm
-    samples = []
-    for _ in range(times):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(1000 * (time.perf_counter() - t0))
-    return round(statistics.median(samples), 1)
 
 
 def explained(statements: list[str]) -> dict:

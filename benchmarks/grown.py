@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,7 +37,7 @@ import urllib.request
 from pathlib import Path
 
 from benchmarks import bodies
-from benchmarks.bench import log, median
+from benchmarks.bench import log, median, ms_median
 from benchmarks.stack import PG_BIN, PYTHON, ROOT, Stack
 
 RECEIVER_PORT = 8393
@@ -89,16 +88,6 @@ def op_targets(code: str) -> dict:
     }
 
 
-def _ms_median(fn, times: int = 5) -> float:
-    fn()  # warm: the first call pays for imports and connection set-up
-    samples = []
-    for _ in range(times):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(1000 * (time.perf_counter() - t0))
-    return round(statistics.median(samples), 1)
-
-
 def op_console(terms_json: str) -> dict:
     from gateway.console.attention import attention_sections
     from gateway.console.dashboard import dashboard_context
@@ -112,9 +101,9 @@ def op_console(terms_json: str) -> dict:
             found, _ = payment_search(Payment.objects.all(), term)
             rows = list(found[:100])
             assert rows, f"console search by {name} found nothing"
-        out[f"console search: {name}"] = _ms_median(search)
-    out["console dashboard"] = _ms_median(lambda: dashboard_context())
-    out["console needs-attention queue"] = _ms_median(lambda: [len(s.rows) for s in attention_sections()])
+        out[f"console search: {name}"] = ms_median(search)
+    out["console dashboard"] = ms_median(lambda: dashboard_context())
+    out["console needs-attention queue"] = ms_median(lambda: [len(s.rows) for s in attention_sections()])
     return out
 
 
@@ -129,8 +118,8 @@ def op_lists(code: str, from_day: str, to_day: str) -> dict:
     merchant = Merchant.objects.get(code=code)
     month = date.fromisoformat(from_day), date.fromisoformat(to_day)
     return {
-        "refund list, first page (in-process)": _ms_median(lambda: refunds_page_for_merchant(merchant=merchant)),
-        "refund list, a month a year ago (in-process)": _ms_median(
+        "refund list, first page (in-process)": ms_median(lambda: refunds_page_for_merchant(merchant=merchant)),
+        "refund list, a month a year ago (in-process)": ms_median(
             lambda: refunds_page_for_merchant(merchant=merchant, from_day=month[0], to_day=month[1])),
     }
 
