@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import threading
@@ -130,6 +131,11 @@ def run(args) -> dict:
     AcquirerRoute.objects.create(merchant=merchant.merchant, method="UPI", acquirers="razorpay,cashfree")
     connection.close()
 
+    # Why a creation was refused, as payments.s2s logs it (the answer itself says only
+    # SERVICE_UNAVAILABLE): kept with the run's figures.
+    causes = Causes()
+    logging.getLogger("payments.s2s").addHandler(causes)
+
     fault_start, fault_end = args.seconds * 0.3, args.seconds * 0.6
     started = time.monotonic()
     answers: list[tuple[float, int]] = []
@@ -171,6 +177,7 @@ def run(args) -> dict:
                 sent += 1
             time.sleep(interval / 2)
         set_fault("")
+    logging.getLogger("payments.s2s").removeHandler(causes)
     total = len(answers)
     visible = sum(1 for _, status in answers if status != 201)
 
@@ -221,7 +228,20 @@ def run(args) -> dict:
         "customer_visible_failures_by_fault": {kind or "none": sum(1 for f in failures if f["fault"] == kind)
                                                for kind in ("", *FAULTS)},
         "first_failures": failures[:5],
+        "first_refusal_causes": causes.messages[:5],
     }
+
+
+class Causes(logging.Handler):
+    """The first messages payments.s2s logs at WARNING or above (a refused creation's cause)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.messages) < 20:
+            self.messages.append(record.getMessage())
 
 
 if __name__ == "__main__":
