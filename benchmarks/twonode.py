@@ -10,6 +10,7 @@ the CPU seconds per payment and per 100 payments/s, memory, PgBouncer's busiest 
 creation's latency.
 
 Usage: benchmarks/twonode [--rate 10] [--seconds 30] [--web-workers 2] [--json FILE]
+       benchmarks/twonode --create-only --warm-seconds 20 --rate 150 --seconds 30   # issue 30's tail
 """
 from __future__ import annotations
 
@@ -109,7 +110,7 @@ class Run:
             conn.close()
             with self.lock:
                 self.latencies.append(time.monotonic() - scheduled)
-            if status == 201:
+            if status == 201 and not self.args.create_only:
                 conn = http.client.HTTPSConnection(host, self.cluster.balancer.https_port, timeout=30,
                                                    context=context)
                 conn.request("POST", "/sandbox/upi/pay", body=json.dumps(
@@ -121,6 +122,36 @@ class Run:
             status = type(exc).__name__
         with self.lock:
             self.statuses[status] = self.statuses.get(status, 0) + 1
+
+    def warm(self, context: ssl.SSLContext) -> dict:
+        """A throughput run first, as a real day has one before its quiet hour: creations as fast
+        as 8 clients get them answered for --warm-seconds (their latency is not counted); the
+        fixed-rate phase then runs on the rows, dead tuples and WAL it left."""
+        stop_at, answered = time.monotonic() + self.args.warm_seconds, [0]
+
+        def client(k: int) -> None:
+            i = 0
+            while time.monotonic() < stop_at:
+                body = json.dumps(s2s_body(self.creds, f"TW{os.getpid()}C{k}X{i:07d}", int(time.time()))).encode()
+                conn = http.client.HTTPSConnection("127.0.0.1", self.cluster.balancer.https_port, timeout=30,
+                                                   context=context)
+                conn.request("POST", "/api/v2/payments/s2s", body=body, headers={
+                    "X-Api-Key": self.creds.api_key, "X-Merchant-Id": self.creds.code,
+                    "Content-Type": "application/json"})
+                created = conn.getresponse().status == 201
+                conn.close()
+                with self.lock:
+                    answered[0] += created
+                i += 1
+
+        began = time.monotonic()
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return {"seconds": self.args.warm_seconds, "created": answered[0],
+                "per_s": round(answered[0] / (time.monotonic() - began), 1)}
 
     def delivered(self) -> int:
         conn = http.client.HTTPConnection("127.0.0.1", RECEIVER_PORT, timeout=10)
@@ -158,6 +189,7 @@ class Run:
                         peak[k] = max(peak[k], now[k])
                     time.sleep(0.5)
 
+            warm = self.warm(context) if args.warm_seconds else None
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
             start = time.monotonic()
@@ -169,7 +201,10 @@ class Run:
                         time.sleep(delay)
                     pool.submit(self.payment, i, scheduled, context)
             sent_for = time.monotonic() - start
-            wait_until(lambda: self.delivered() >= total, 300, "not every webhook arrived")
+            if not args.create_only:
+                wait_until(lambda: self.delivered() >= total, 300, "not every webhook arrived")
+            else:
+                wait_until(lambda: sum(self.statuses.values()) >= total, 300, "not every creation was answered")
             settled_after = time.monotonic() - start
             stop.set()
             groups = self.groups()  # gunicorn and Celery may have replaced a child meanwhile
@@ -189,6 +224,8 @@ class Run:
                 "pgbouncer_peak": {"client_active": peak[0], "server_active": peak[1], "server_open": peak[2]},
                 "creation_latency_ms": {f"p{p}": round(1000 * percentile(self.latencies, p), 1)
                                         for p in (50, 90, 99, 100)},
+                "creation_p99_over_p50": round(percentile(self.latencies, 99) / percentile(self.latencies, 50), 2),
+                "after_throughput_run": warm,
             }
             return result
         finally:
@@ -203,6 +240,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--web-workers", type=int, default=2)
     parser.add_argument("--worker-concurrency", type=int, default=2)
+    parser.add_argument("--create-only", action="store_true",
+                        help="creations only (the tail of issue 30 at 150/s): no customer payment, no webhook")
+    parser.add_argument("--warm-seconds", type=float, default=0,
+                        help="a throughput run of creations this long before the fixed-rate phase")
     parser.add_argument("--json", help="also write the result to this file")
     args = parser.parse_args()
     result = Run(args).run()

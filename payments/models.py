@@ -366,8 +366,8 @@ class SandboxDispute(models.Model):
 class Reversal(models.Model):
     """Money the acquirer approved for a payment that could not take it: the approval arrived
     after the payment went final (EXPIRED or FAILED: the merchant was told it did not happen),
-    or for an attempt the customer had abandoned. The gateway gives it back through the
-    acquirer (Acquirer.reverse) by itself (payments.services.reversals); its status changes
+    or for an attempt the customer had abandoned, or at an acquirer the payment failed over
+    from. The gateway gives it back through the acquirer that approved (Acquirer.reverse) by itself (payments.services.reversals); its status changes
     only there, checked against payments.state.REVERSAL_TRANSITIONS, each change a
     PaymentEvent of kind `reversal` in the payment's story."""
 
@@ -380,6 +380,11 @@ class Reversal(models.Model):
     FINAL_STATUSES = (Status.REVERSED, Status.SETTLED)
 
     payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="reversals")
+    # Where the approval was taken, when not at the payment's own acquirer: one this payment
+    # failed over from, which approved its order there after all (docs/decisions.md, "Two
+    # acquirers"). Empty: the payment's acquirer (Payment.acquirer).
+    acquirer = models.CharField(max_length=20, blank=True, default="", db_default="",
+                                help_text="the acquirer that approved, when not the payment's own")
     # The late approval: the acquirer call that approved, its bank reference and the amount.
     step = models.CharField(max_length=40)
     bank_rrn = models.CharField("approval's bank reference (RRN)", max_length=40)

@@ -137,17 +137,22 @@ def _payment_entries(payment) -> list[Entry]:
                 title += f" · routed to {event.detail.get('acquirer', '?')} ({route.get('why', '')})"
                 details = _route_details(event.detail.get("acquirer", "?"), route) + [
                     (key, value) for key, value in details if key not in ("route", "acquirer")]
+            elif event.detail.get("failed_over_to"):  # an approval where it failed over from (reversals)
+                title += (f" at {event.detail.get('acquirer', '?')} after failing over to "
+                          f"{event.detail['failed_over_to']}")
             entries.append(Entry(event.created_at, event.kind, title, details, sequence=event.pk))
             continue
         elif event.kind == event.Kind.REDIRECT:
             title = f"Customer sent back to the merchant ({event.detail.get('status', '')})"
         elif event.kind == event.Kind.REVERSAL:
             # A late approval given back (payments.services.reversals): its status changes and sends.
+            # One at an acquirer the payment failed over from names it (Reversal.acquirer).
+            where = f" at {event.detail['approvedAt']}" if event.detail.get("approvedAt") else ""
             if event.to_status:
                 moved = f"{event.from_status} → {event.to_status}" if event.from_status else f"created {event.to_status}"
-                title = f"Late approval {event.detail.get('approval', '')}: reversal {moved}"
+                title = f"Late approval {event.detail.get('approval', '')}{where}: reversal {moved}"
             else:
-                title = f"Late approval {event.detail.get('approval', '')}: {event.detail.get('action', 'reversal')}"
+                title = f"Late approval {event.detail.get('approval', '')}{where}: {event.detail.get('action', 'reversal')}"
         else:
             title = "Note"
         entries.append(Entry(event.created_at, event.kind, title, _details(event.detail), sequence=event.pk))

@@ -29,8 +29,9 @@ Guarantees, in the order they are met:
   be asked to confirm it, or applying it failed), so the door asks for it again.
 
 The refund id at the acquirer is Acquirer.refund_ref of the refund's refundId, as refund()
-sends it. A refund notice about a reversal (refund id rev_<pk>) matches no refund and is
-ignored: the reversal reads its refund back when it is sent again (payments.services.reversals).
+sends it. A refund notice about a reversal (refund id rev_<pk>, at the payment's acquirer or at
+one it failed over from) matches no refund: it is recognised as the reversal's and ignored, the
+reversal reading its refund back when it is sent again (payments.services.reversals).
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ from payments.acquirer.base import (
     RefundNotice,
     SettlementNotice,
 )
-from payments.models import AcquirerNotice
+from payments.models import AcquirerNotice, Payment, Reversal
 from payments.services.notices import (
     notice_not_applied,
     notice_record,
@@ -57,6 +58,7 @@ from payments.services.notices import (
     payment_for_order,
     payment_notice_apply,
 )
+from payments.services.reversal_sending import reversal_acquirer_id
 from refunds.disputes.notices import dispute_notice_apply
 from refunds.notices import refund_notice_apply
 from refunds.settlements.fetching import settlement_notice_apply
@@ -129,7 +131,10 @@ def _refund(acquirer: Acquirer, record: AcquirerNotice, notice: RefundNotice) ->
         notice_settle(record, N.IGNORED, "no refund of this gateway has that refund id")
         return
     if acquirer.name != (payment.acquirer or settings.GATEWAY_ACQUIRER):
-        notice_settle(record, N.IGNORED, "the payment was taken by another acquirer: its refunds go there", payment)
+        reversal = _reversal_named(acquirer, payment, notice.refund_ref)
+        result = (_reversal_result(acquirer, reversal) if reversal is not None
+                  else "the payment was taken by another acquirer: its refunds go there")
+        notice_settle(record, N.IGNORED, result, payment)
         return
     if notice.answer is None:
         notice_settle(record, N.IGNORED, "refund not final yet", payment)
@@ -137,7 +142,24 @@ def _refund(acquirer: Acquirer, record: AcquirerNotice, notice: RefundNotice) ->
     applied, result = refund_notice_apply(
         payment=payment, notice=notice, source=notice_step(acquirer),
         matches=lambda refund_id: acquirer.refund_ref(refund_id) == notice.refund_ref)
+    if not applied and (reversal := _reversal_named(acquirer, payment, notice.refund_ref)) is not None:
+        notice_settle(record, N.IGNORED, _reversal_result(acquirer, reversal), payment)
+        return
     if not applied:
         logger.warning("%s notice %s: %s (refund %r of order %r)", acquirer.name, record.pk, result,
                        notice.refund_ref, notice.order_ref)
     notice_settle(record, N.APPLIED if applied else N.IGNORED, result, payment)
+
+
+def _reversal_named(acquirer: Acquirer, payment: Payment, refund_ref: str) -> Reversal | None:
+    """The reversal of `payment` sent to `acquirer` (its own, or one it failed over from) that
+    the acquirer knows by `refund_ref`, if any. A payment has a reversal or two at most."""
+    own = payment.acquirer or settings.GATEWAY_ACQUIRER
+    return next((reversal for reversal in Reversal.objects.filter(payment=payment)
+                 if (reversal.acquirer or own) == acquirer.name
+                 and acquirer.refund_ref(reversal_acquirer_id(reversal)) == refund_ref), None)
+
+
+def _reversal_result(acquirer: Acquirer, reversal: Reversal) -> str:
+    return (f"the refund of reversal {reversal.pk} (approval {reversal.bank_rrn} at {acquirer.name}, "
+            f"{reversal.status}): the reversal reads it back when it is sent again")

@@ -113,6 +113,15 @@ def acquirer_for(payment) -> Acquirer:
     return _load(name)
 
 
+def acquirer_holding(name: str) -> Acquirer:
+    """The acquirer called `name` where money of ours already is (a payment's attempt approved
+    there), enabled now or not, as acquirer_for: a reversal of an approval at an acquirer the
+    payment failed over from goes to that one (payments.services.reversals)."""
+    if name not in IMPLEMENTATIONS:
+        raise ImproperlyConfigured(f"unknown acquirer {name!r}; known: {', '.join(sorted(IMPLEMENTATIONS))}")
+    return _load(name)
+
+
 def configured_acquirer_named(name: str) -> Acquirer | None:
     """The enabled acquirer called `name` (an inbound delivery's address names it), else None:
     the gateway takes notices only from the acquirers it pays with."""

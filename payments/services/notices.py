@@ -13,6 +13,10 @@ What a payment notice is trusted with, and why:
   as it is. When the status query cannot be made the notice stays RECEIVED (AcquirerUnavailable
   reaches the door, which asks the acquirer to deliver it again).
 - Not final yet: recorded, ignored.
+- From an acquirer that is not the payment's own: ignored, unless the payment failed over from
+  it (its order there may have been opened, its answer lost). Then an approval, confirmed by
+  that acquirer's status query, is given back there (failed_over_notice_apply); the payment
+  itself is untouched.
 - Delivered late (`confirm`: older than the acquirer's freshness window, NoticeDelivery.fresh),
   an APPROVED notice too is applied only as the status query confirms it: its signature says
   the acquirer sent it, not that it is news (a replay of a captured delivery carries the same
@@ -38,6 +42,8 @@ from payments.acquirer.base import CALL_TIME_LIMIT, Acquirer, NoticeDelivery, Ou
 from payments.models import AcquirerNotice, Payment
 from payments.services.cutoff import STEP_BY_MODE
 from payments.services.hosted import step_answer_apply
+from payments.services.reversals import payment_failed_over_approval_handle
+from payments.services.routing import failed_over_from
 from payments.state import InvalidTransition
 
 logger = logging.getLogger("payments.notices")
@@ -120,9 +126,12 @@ def payment_notice_apply(*, acquirer: Acquirer, record: AcquirerNotice, notice: 
         notice_settle(record, N.IGNORED, "no payment of this gateway has that order id")
         return
     if acquirer.name != (payment.acquirer or settings.GATEWAY_ACQUIRER):
+        if acquirer.name in failed_over_from(payment):
+            failed_over_notice_apply(acquirer=acquirer, record=record, notice=notice, payment=payment)
+            return
         # Routing sends every call about a payment to the acquirer that took it; a notice of
-        # another names an order there that failed over before any customer step, which nobody
-        # can pay (docs/decisions.md, "Two acquirers: routing and safe failover"). Kept, loudly.
+        # another, where the payment was never attempted, is nobody's (docs/decisions.md, "Two
+        # acquirers: routing and safe failover"). Kept, loudly.
         logger.error("%s notice %s: payment %s was taken by %s; not applied", acquirer.name, record.pk,
                      payment.sabpaisa_txn_id, payment.acquirer or settings.GATEWAY_ACQUIRER)
         notice_settle(record, N.IGNORED, f"the payment was taken by {payment.acquirer or 'another acquirer'}", payment)
@@ -152,3 +161,31 @@ def payment_notice_apply(*, acquirer: Acquirer, record: AcquirerNotice, notice: 
         pass  # final already (a late approval is kept and reversed by step_answer_apply)
     payment.refresh_from_db(fields=["status"])
     notice_settle(record, N.APPLIED, f"{answer.outcome.value}: payment {before} -> {payment.status}", payment)
+
+
+def failed_over_notice_apply(*, acquirer: Acquirer, record: AcquirerNotice, notice: PaymentNotice,
+                             payment: Payment) -> None:
+    """A notice of `acquirer`, which `payment` failed over from (routing's record of it:
+    failed_over_from): its order there may have been opened after all, its answer lost. Only an
+    approval matters, and only as that acquirer's own status query confirms it (a webhook alone
+    never moves money back): then it is given back there (payment_failed_over_approval_handle),
+    once however often it is reported. The payment's own status, webhook and return are the
+    other acquirer's and do not change. Raises AcquirerUnavailable when the status query could
+    not be made (the record stays RECEIVED, for the acquirer's next delivery)."""
+    own = payment.acquirer or settings.GATEWAY_ACQUIRER
+    answer = notice.answer
+    if answer is None or answer.outcome != Outcome.APPROVED:
+        notice_settle(record, N.IGNORED, f"the payment failed over from {acquirer.name} to {own}: "
+                                         "nothing approved there", payment)
+        return
+    confirmed = acquirer.notice_confirm(payment=payment, notice=notice)
+    if confirmed is None or confirmed.outcome != Outcome.APPROVED or not confirmed.reference:
+        logger.warning("%s notice %s: an approval of payment %s (failed over to %s) its status query does not "
+                       "confirm; nothing reversed", acquirer.name, record.pk, payment.sabpaisa_txn_id, own)
+        notice_settle(record, N.IGNORED, f"an approval at {acquirer.name} (failed over to {own}) not confirmed "
+                                         "by its status query: nothing reversed", payment)
+        return
+    reversal = payment_failed_over_approval_handle(payment_id=payment.pk, acquirer=acquirer.name,
+                                                   step=notice_step(acquirer), bank_rrn=confirmed.reference)
+    notice_settle(record, N.APPLIED, f"approved at {acquirer.name} after failing over to {own}: "
+                                     f"reversal {reversal.pk} at {acquirer.name}", payment)

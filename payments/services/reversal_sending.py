@@ -1,6 +1,7 @@
 """Sending a late approval's reversal to the acquirer, and recording its answer (the task, and the
 beat's sweep for whatever a lost message or a dead worker left): claim the reversal, ask the
-acquirer to reverse with no lock held (Acquirer.reverse, idempotent on the reversal's id), then
+acquirer that approved (reversal_acquirer: the payment's own, or one it failed over from) to
+reverse with no lock held (Acquirer.reverse, idempotent on the reversal's id), then
 record REVERSED with the acquirer's reference, or FAILED (refused: the console's "Needs
 attention" queue, for a person). No answer (an error, a timeout) leaves it PENDING, sent again
 after a backoff. How a reversal comes to be: payments.services.reversals.
@@ -14,7 +15,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from payments.acquirer import acquirer_for
+from payments.acquirer import acquirer_for, acquirer_holding
 from payments.acquirer.base import CALL_TIME_LIMIT, AcquirerAnswer, AcquirerError, Outcome
 from payments.locks import lock_reversal, lock_reversal_if_free
 from payments.models import PaymentEvent, Reversal
@@ -44,10 +45,20 @@ def reversal_acquirer_id(reversal: Reversal) -> str:
     return f"rev_{reversal.pk}"
 
 
+def reversal_acquirer(reversal: Reversal):
+    """The acquirer that approved, which the reversal goes to: the payment's own, or the one it
+    failed over from (Reversal.acquirer)."""
+    return acquirer_holding(reversal.acquirer) if reversal.acquirer else acquirer_for(reversal.payment)
+
+
 def reversal_event(reversal: Reversal, *, from_status: str = "", to_status: str = "", **detail) -> PaymentEvent:
+    # `acquirer` in a reversal's detail is the acquirer's own answer; where it was approved, when
+    # not at the payment's acquirer, is `approvedAt`.
+    where = {"approvedAt": reversal.acquirer} if reversal.acquirer else {}
     return PaymentEvent.objects.create(payment_id=reversal.payment_id, kind=PaymentEvent.Kind.REVERSAL,
                                        from_status=from_status, to_status=to_status,
-                                       detail={"reversal": reversal.pk, "approval": reversal.bank_rrn, **detail})
+                                       detail={"reversal": reversal.pk, "approval": reversal.bank_rrn, **where,
+                                               **detail})
 
 
 @transaction.atomic(durable=True)
@@ -113,8 +124,9 @@ def reversal_submit(*, reversal_pk: int, now: datetime | None = None) -> Reversa
         return None
     attempt = reversal.attempts
     try:
-        answer = acquirer_for(reversal.payment).reverse(payment=reversal.payment, bank_rrn=reversal.bank_rrn,
-                                        amount=reversal.amount, reversal_id=reversal_acquirer_id(reversal))
+        answer = reversal_acquirer(reversal).reverse(payment=reversal.payment, bank_rrn=reversal.bank_rrn,
+                                                     amount=reversal.amount,
+                                                     reversal_id=reversal_acquirer_id(reversal))
     except AcquirerError as exc:
         logger.warning("reversal %s of payment %s: no answer from the acquirer (%s)", reversal.pk,
                        reversal.payment.sabpaisa_txn_id, type(exc).__name__)

@@ -16,6 +16,11 @@ it for the customer to get the money back:
   the acquirer's reference, or FAILED (refused: the console's "Needs attention" queue, for a
   person). No answer (an error, a timeout) leaves it PENDING, sent again after a backoff.
 
+An approval at an acquirer the payment failed over from (its order there was opened after all,
+and paid) is the same money to give back, at that acquirer: `payment_failed_over_approval_handle`
+records it with the acquirer on the Reversal (Reversal.acquirer), and `reversal_submit` sends it
+there (docs/decisions.md, "Two acquirers: routing and safe failover").
+
 Every status change of a reversal is checked against payments.state.REVERSAL_TRANSITIONS and
 appended to the payment's story (a PaymentEvent of kind `reversal`). The merchant gets no
 webhook for it: the payment's own status does not change (it stays the final status the
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.db import transaction
 
 from gateway.core.broker import tasks_publish
@@ -41,6 +47,7 @@ from payments.services.reversal_sending import (  # noqa: F401
     REVERSAL_RETRY_BASE,
     REVERSAL_RETRY_MAX,
     SWEEP_MAX_REVERSALS,
+    reversal_acquirer,
     reversal_acquirer_id,
     reversal_event,
     reversal_retry_delay,
@@ -85,6 +92,40 @@ def payment_late_approval_handle(*, payment_id: int, step: str, bank_rrn: str,
     reversal = Reversal.objects.create(payment=payment, step=step[:40], bank_rrn=bank_rrn[:40], amount=payment.amount,
                                        payment_status=payment.status)
     reversal_event(reversal, to_status=R.PENDING, step=step, amount=reversal.amount, paymentStatus=payment.status)
+    transaction.on_commit(lambda: _enqueue_submit(reversal.pk))
+    return reversal
+
+
+@transaction.atomic(durable=True)
+def payment_failed_over_approval_handle(*, payment_id: int, acquirer: str, step: str, bank_rrn: str) -> Reversal:
+    """An approval (`bank_rrn`, confirmed by `acquirer`'s status query) at an acquirer this
+    payment failed over from: its order there was opened after all, and someone paid it. The
+    payment is the other acquirer's and keeps its own status, webhook and return; this money is
+    given back where it was taken: a PENDING Reversal addressed to `acquirer`, the approval in the
+    payment's story naming both acquirers, once per approval however often it is reported
+    (returns the existing reversal then). Queued for the worker once it commits. Call it outside
+    any transaction; never with the payment's own acquirer (ValueError)."""
+    if not bank_rrn:
+        raise ValueError("an approval needs its bank reference")
+    # The payment's lock: two reports of one approval (the notice's redelivery, Razorpay's
+    # payment.captured and order.paid) queue here, the second finding the first's reversal.
+    payment = lock_payment(payment_id)
+    own = payment.acquirer or settings.GATEWAY_ACQUIRER
+    if acquirer == own:
+        raise ValueError(f"{acquirer} is payment {payment.sabpaisa_txn_id}'s own acquirer")
+    existing = Reversal.objects.filter(payment=payment, bank_rrn=bank_rrn).first()
+    if existing is not None:
+        return existing
+    logger.error("%s: payment %s failed over from %s to %s, but %s approved it there with RRN %s; reversing it at %s",
+                 NEEDS_REVERSAL, payment.sabpaisa_txn_id, acquirer, own, acquirer, bank_rrn, acquirer)
+    PaymentEvent.objects.create(payment=payment, kind=PaymentEvent.Kind.ACQUIRER,
+                                detail={"step": step, "outcome": "approved", "reference": bank_rrn,
+                                        "result": NEEDS_REVERSAL, "status": payment.status, "acquirer": acquirer,
+                                        "failed_over_to": own})
+    reversal = Reversal.objects.create(payment=payment, acquirer=acquirer, step=step[:40], bank_rrn=bank_rrn[:40],
+                                       amount=payment.amount, payment_status=payment.status)
+    reversal_event(reversal, to_status=R.PENDING, step=step, amount=reversal.amount, paymentStatus=payment.status,
+                   failedOverTo=own)
     transaction.on_commit(lambda: _enqueue_submit(reversal.pk))
     return reversal
 

@@ -18,7 +18,9 @@ acquirers: routing and safe failover").
   already routed (its customer may have a link of the first acquirer), never for a UPI collect
   request (a timed-out request may already be in the payer's app).
 - The route taken, and why, is returned for the payment's story (the step's ACQUIRER event:
-  `acquirer`, and `route` with what failed before it), where the console shows it.
+  `acquirer`, and `route` with what failed before it), where the console shows it. That record
+  is also what makes an approval from the acquirer failed over from believable enough to be
+  confirmed and reversed there (failed_over_from; payments.services.notices).
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from django.conf import settings
 from payments.acquirer import acquirer_for, acquirer_named, enabled
 from gateway.core.metrics import acquirer_failovers
 from payments.acquirer.base import Acquirer, AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable
-from payments.models import AcquirerRoute, Payment
+from payments.models import AcquirerRoute, Payment, PaymentEvent
 from payments.services.acquirer_health import health_record, in_rotation_first
 
 logger = logging.getLogger("payments.routing")
@@ -157,6 +159,16 @@ def routed_call(payment: Payment, method: str, call: Callable[[Acquirer], T], *,
         return Routed(answer, name, {"acquirer": name, "route": {"tried": route[:position + 1], "why": why,
                                                                   "failed": failed}})
     raise AssertionError("a route has at least one acquirer")
+
+
+def failed_over_from(payment: Payment) -> list[str]:
+    """The acquirers this payment's attempts failed over from (the `route.failed` of its routed
+    steps' events): each may hold an order of it, opened before its answer was lost (a timeout,
+    a dropped connection), which only that acquirer can tell us about."""
+    events = payment.events.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__has_key="route")
+    names = [failed.get("acquirer") for event in events if isinstance(event.detail.get("route"), dict)
+             for failed in event.detail["route"].get("failed") or [] if isinstance(failed, dict)]
+    return list(dict.fromkeys(name for name in names if name))
 
 
 def routed_answer(routed: Routed[AcquirerAnswer]) -> AcquirerAnswer:

@@ -1,7 +1,8 @@
 """A stateful double of Razorpay's Payments API, for tests: a real HTTP server on loopback that
 keeps orders, payments and refunds in memory and lets a test play Razorpay's side of a flow:
 settle a payment (`settle_payment`) or a refund (`settle_refund`), deliver the signed webhook
-Razorpay would send (`send_webhook`) or hold it back, refuse or throttle every call.
+Razorpay would send (`send_webhook`) or hold it back, refuse or throttle every call, or carry a
+call out and lose its answer (`lose_answers`).
 
 What it holds itself to: EVERY answer it gives (errors included), and every webhook it sends, is
 checked against our schema of Razorpay's shapes (razorpay.schema.json, derived from the vendored
@@ -107,6 +108,9 @@ class RazorpayDouble:
         self.delay = 0.0                      # seconds every answer waits (a slow Razorpay)
         self.refuse_payments = False          # True: every payment create answers 400 (Razorpay's "no")
         self.drop = False                     # True: every connection is closed unanswered
+        # "METHOD /v1/path" of calls carried out whose answer is then lost (the connection closed
+        # unanswered): an order or payment Razorpay created that the gateway never heard of.
+        self.lose_answers: set[str] = set()
         self.lock = threading.RLock()
         self._clock = itertools.count(int(time.time()))
         self._server: ThreadingHTTPServer | None = None
@@ -357,6 +361,10 @@ class RazorpayDouble:
             self._check(f"{request.command} {path} -> {status}", shape_errors(kind, answer))
         with self.lock:
             self.calls.append(Call(request.command, path, body, status))
+        if f"{request.command} {path}" in self.lose_answers:
+            request.close_connection = True
+            request.connection.shutdown(2)
+            return
         data = json.dumps(answer).encode()
         request.send_response(status)
         request.send_header("Content-Type", "application/json")

@@ -1,6 +1,6 @@
 """The benchmark's table, which the README carries: each throughput with the stack's CPU per
 request and the ratio that CPU implies, and a missed target marked as missed."""
-from benchmarks.bench import CpuMeter, table
+from benchmarks.bench import CpuMeter, table, tail_table
 
 
 def results(**overrides) -> dict:
@@ -42,3 +42,10 @@ def test_the_stacks_cpu_leaves_out_the_load_generator():
     before = {"web": 10.0, "postgres": 4.0, "redis": 1.0, "loadgen": 2.0, "_t": 100.0}
     after = {"web": 12.5, "postgres": 5.0, "redis": 1.25, "loadgen": 9.0, "_t": 110.0}
     assert CpuMeter.server_seconds(before, after) == 3.75
+
+
+def test_each_fixed_rate_shows_its_tail_and_a_p99_past_four_times_p50_is_marked():
+    tail = {"p50_ms": 2.0, "p90_ms": 3.1, "p99_ms": 7.9, "max_ms": 41.0, "p99_over_p50": 3.95}
+    text = tail_table(results(s2s_tail=tail, enquiry_tail={**tail, "p99_over_p50": 4.2}))
+    assert row(text, "s2s at 150/s")[1:] == ["2.0 ms", "3.1 ms", "7.9 ms", "41.0 ms", "3.95", "≤ 4", "yes"]
+    assert row(text, "enquiry at 650/s")[7] == "**no**"

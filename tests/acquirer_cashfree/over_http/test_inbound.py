@@ -238,6 +238,22 @@ def test_a_success_after_the_payment_expired_is_reversed(shop, client, cashfree)
     assert (reversal.bank_rrn, reversal.amount) == ("699999999999", 25000)
 
 
+def test_the_refund_notice_of_a_reversal_is_recognised_as_the_reversals(shop, client, cashfree):
+    from payments.services.reversals import reversal_submit
+
+    payment = paying(shop, client)
+    Payment.objects.filter(pk=payment.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    payment_expire(payment_id=payment.pk)
+    cashfree.settle_payment(payment.sabpaisa_txn_id, "SUCCESS", bank_reference="698888888888")
+    reversal = Reversal.objects.get(payment=payment)
+    reversal_submit(reversal_pk=reversal.pk)  # Cashfree's refund is PENDING: sent again later
+    cashfree.settle_refund(payment.sabpaisa_txn_id, f"rev_{reversal.pk}", "SUCCESS")
+    notice = AcquirerNotice.objects.latest("pk")
+    assert notice.status == N.IGNORED
+    assert notice.result.startswith(f"the refund of reversal {reversal.pk} (approval 698888888888 at cashfree"), \
+        notice.result
+
+
 # -- refunds -------------------------------------------------------------------------------------
 
 def refunding(shop, client, cashfree, amount=10000, refund_id="rf_cf_0001") -> Refund:
