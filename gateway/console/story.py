@@ -102,6 +102,20 @@ def _rotated_key_refunds(refunds: list) -> list[str]:
     return warnings
 
 
+def _route_details(took: str, route: dict) -> list[tuple[str, str]]:
+    """The route a payment took, a line per acquirer in the order tried: which failed and why,
+    and which took it. Not the stored dict as JSON: its keys come back in the database's order
+    and, cut at DETAIL_MAX_CHARS, it lost the failed acquirer's name (issue 33)."""
+    tried = [str(name) for name in route.get("tried") or [took]]
+    rows = [("route", " → ".join(tried))]
+    for failed in route.get("failed") or []:
+        if isinstance(failed, dict):
+            rows.append((str(failed.get("acquirer", "?")), _value(
+                f"failed technically ({failed.get('failure', '?')}): {failed.get('message', '')}".rstrip(": "))))
+    rows.append((took, _value(f"took it ({route.get('why', '')})")))
+    return rows
+
+
 def _payment_entries(payment) -> list[Entry]:
     entries = []
     for event in payment.events.all():
@@ -118,13 +132,15 @@ def _payment_entries(payment) -> list[Entry]:
             step = event.detail.get("step")
             title = f"Acquirer answered{' ' + step if step else ''}: {event.detail.get('outcome', 'see details')}"
             route = event.detail.get("route")
+            details = _details(event.detail, skip=("outcome", "step"))
             if isinstance(route, dict):  # the step that routed the payment (payments.services.routing)
                 title += f" · routed to {event.detail.get('acquirer', '?')} ({route.get('why', '')})"
+                details = _route_details(event.detail.get("acquirer", "?"), route) + [
+                    (key, value) for key, value in details if key not in ("route", "acquirer")]
             elif event.detail.get("failed_over_to"):  # an approval where it failed over from (reversals)
                 title += (f" at {event.detail.get('acquirer', '?')} after failing over to "
                           f"{event.detail['failed_over_to']}")
-            entries.append(Entry(event.created_at, event.kind, title, _details(event.detail, skip=("outcome", "step")),
-                                 sequence=event.pk))
+            entries.append(Entry(event.created_at, event.kind, title, details, sequence=event.pk))
             continue
         elif event.kind == event.Kind.REDIRECT:
             title = f"Customer sent back to the merchant ({event.detail.get('status', '')})"

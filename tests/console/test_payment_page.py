@@ -13,6 +13,9 @@ from payments.models import Payment
 from refunds.models import Refund
 from tests.support.factories import make_merchant, make_payment, staff_in, story_payment
 from webhooks.models import WebhookDelivery
+from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - a fixture
+from tests.acquirer_razorpay.double import razorpay_double  # noqa: F401 - a fixture
+from tests.support.two_acquirers import both  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -192,3 +195,25 @@ def test_a_payment_without_an_order_shows_dashes(as_role, db):
     payment = make_payment(make_merchant(), status=Payment.Status.PENDING)
     html = page_of(as_role("support"), payment)
     assert "Line items" in html and 'data-testid="line-item"' not in html
+
+
+def test_a_failed_over_payment_shows_its_route_a_line_per_acquirer(as_role, shop, both):  # noqa: F811
+    # Issue 33: the story showed the route as its stored JSON, keys in the database's order and
+    # cut at 300 characters, which dropped the name of the acquirer that failed.
+    from payments.models import AcquirerRoute
+    from payments.services.upi import hosted_upi_intent
+
+    cashfree, razorpay = both
+    AcquirerRoute.objects.create(merchant_id=shop.merchant.pk, method="UPI", acquirers="razorpay,cashfree")
+    payment = make_payment(shop, status=Payment.Status.PENDING, amount=25000)
+    Payment.objects.filter(pk=payment.pk).update(customer_phone="9876543210", customer_email="asha@example.in")
+    razorpay.unavailable = True
+    hosted_upi_intent(payment_id=payment.pk)
+    html = page_of(as_role("support"), payment)
+    row = next(body for _, body in re.findall(r'<tr data-category="(\w+)">(.*?)</tr>', html, flags=re.S)
+               if "routed to cashfree" in body)
+    said = re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", row, flags=re.S)
+    assert [term for term, _ in said][:3] == ["route", "razorpay", "cashfree"]
+    assert said[0][1] == "razorpay → cashfree"
+    assert said[1][1].startswith("failed technically (AcquirerUnavailable): Razorpay find order:")
+    assert said[2][1] == "took it (failover: razorpay AcquirerUnavailable)"
