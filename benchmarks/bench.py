@@ -135,7 +135,7 @@ class Bench:
         path = bodies.write(self.work / f"{name}.req", requests)
         before = self.cpu.snapshot()
         out = subprocess.run(
-            ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", str(ROOT / "benchmarks/wrk.lua"),
+            ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--timeout", "10s", "-s", str(ROOT / "benchmarks/wrk.lua"),
              self.stack.base_url, "--", str(path)], capture_output=True, text=True, check=True)
         after = self.cpu.snapshot()
         line = next(l for l in out.stdout.splitlines() if l.startswith("WRKJSON "))
