@@ -18,6 +18,7 @@ import argparse
 import http.client
 import json
 import os
+import re
 import ssl
 import subprocess
 import sys
@@ -68,6 +69,7 @@ class Run:
     def __init__(self, args):
         self.args = args
         self.latencies: list[float] = []
+        self.lateness: list[float] = []  # the generator's own: scheduled to the request's start
         self.statuses: dict = {}
         self.lock = threading.Lock()
 
@@ -97,6 +99,8 @@ class Run:
         return 0, 0, 0
 
     def payment(self, i: int, scheduled: float, context: ssl.SSLContext) -> None:
+        with self.lock:
+            self.lateness.append(time.monotonic() - scheduled)
         txn = f"TN{os.getpid()}X{i:06d}"
         host = "127.0.0.1"
         body = json.dumps(s2s_body(self.creds, txn, int(time.time()))).encode()
@@ -153,6 +157,24 @@ class Run:
         return {"seconds": self.args.warm_seconds, "created": answered[0],
                 "per_s": round(answered[0] / (time.monotonic() - began), 1)}
 
+    def balancer_timers(self, count: int) -> dict:
+        """Where the fixed-rate creations spent their time, from HAProxy's own log (option
+        httplog: TR/Tw/Tc/Tr/Ta per request) for the last `count` creations: Tw waiting in the
+        balancer's queue for a worker, Tr the node's answer (gunicorn and the gateway), Ta the
+        whole request inside the balancer. What the client saw beyond Ta is its TCP and TLS
+        handshake and its own scheduling."""
+        timers = {"Tw": [], "Tr": [], "Ta": []}
+        lines = [line for line in self.cluster.balancer.log_text().splitlines() if "/api/v2/payments/s2s" in line]
+        for line in lines[-count:]:
+            match = re.search(r" (-?\d+)/(-?\d+)/(-?\d+)/(-?\d+)/(-?\d+) \d{3} ", line)
+            if match:
+                _, tw, _, tr, ta = (int(v) for v in match.groups())
+                timers["Tw"].append(tw)
+                timers["Tr"].append(tr)
+                timers["Ta"].append(ta)
+        return {name: {f"p{p}": percentile(values, p) for p in (50, 90, 99, 100)} for name, values in timers.items()
+                if values}
+
     def delivered(self) -> int:
         conn = http.client.HTTPConnection("127.0.0.1", RECEIVER_PORT, timeout=10)
         conn.request("GET", "/_stats")
@@ -177,6 +199,7 @@ class Run:
             self.cluster.start()
             context = self.cluster.balancer.ssl_context()
             total = int(args.rate * args.seconds)
+            warm = self.warm(context) if args.warm_seconds else None  # its CPU is not counted
             groups = self.groups()
             before = {name: cpu_of(pids) for name, pids in groups.items()}
             peak = [0, 0, 0]
@@ -189,7 +212,6 @@ class Run:
                         peak[k] = max(peak[k], now[k])
                     time.sleep(0.5)
 
-            warm = self.warm(context) if args.warm_seconds else None
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
             start = time.monotonic()
@@ -224,6 +246,8 @@ class Run:
                 "pgbouncer_peak": {"client_active": peak[0], "server_active": peak[1], "server_open": peak[2]},
                 "creation_latency_ms": {f"p{p}": round(1000 * percentile(self.latencies, p), 1)
                                         for p in (50, 90, 99, 100)},
+                "generator_lateness_ms": {f"p{p}": round(1000 * percentile(self.lateness, p), 1) for p in (50, 99, 100)},
+                "at_the_balancer_ms": self.balancer_timers(total),
                 "creation_p99_over_p50": round(percentile(self.latencies, 99) / percentile(self.latencies, 50), 2),
                 "after_throughput_run": warm,
             }
