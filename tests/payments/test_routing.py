@@ -9,7 +9,7 @@ from payments.admin import AcquirerRouteForm
 from payments.acquirer import acquirer_for
 from payments.models import AcquirerRoute, Payment, PaymentEvent
 from payments.services.routing import route_for
-from payments.services.upi import hosted_upi_intent
+from payments.services.upi import hosted_upi_intent, upi_pay
 from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - a fixture
 from tests.acquirer_razorpay.double import razorpay_double  # noqa: F401 - a fixture
 from tests.support.two_acquirers import both  # noqa: F401 - a fixture
@@ -116,6 +116,28 @@ def test_hosted_upi_fails_over_on_the_same_attempt_and_stays_there(both, s2s_mer
     # Razorpay back: the payment stays with the acquirer whose link the customer holds.
     razorpay.unavailable = False
     assert acquirer_for(payment).name == "cashfree"
+
+
+def test_hosted_upi_collect_goes_to_the_first_of_the_route_and_fails_over_like_the_rest(both, s2s_merchant):
+    # A customer typing their VPA on the checkout: the request is routed like an intent (it
+    # went to the configured acquirer, whatever the merchant's route said).
+    cashfree, razorpay = both
+    merchant = merchant_of(s2s_merchant)
+    route(merchant, "UPI", "razorpay,cashfree")
+    first = make_payment(merchant, status=Payment.Status.PENDING, amount=25000)
+    Payment.objects.filter(pk=first.pk).update(customer_phone="9876543210", customer_email="asha@example.in")
+    first = upi_pay(payment_id=first.pk, payer_vpa="asha@okaxis")
+    assert (first.status, first.acquirer) == (Payment.Status.PROCESSING, "razorpay")
+    assert [p["vpa"] for p in razorpay.payments_of(first.sabpaisa_txn_id)] == ["asha@okaxis"]
+    assert first.sabpaisa_txn_id not in cashfree.orders
+
+    second = make_payment(merchant, status=Payment.Status.PENDING, amount=25000)
+    Payment.objects.filter(pk=second.pk).update(customer_phone="9876543210", customer_email="asha@example.in")
+    razorpay.unavailable = True
+    second = upi_pay(payment_id=second.pk, payer_vpa="asha@okaxis")
+    assert (second.status, second.acquirer) == (Payment.Status.PROCESSING, "cashfree")
+    event = second.events.get(kind=PaymentEvent.Kind.ACQUIRER, detail__step="upi_pay")
+    assert event.detail["route"]["why"].startswith("failover: razorpay")
 
 
 def test_a_notice_of_another_acquirer_than_the_payments_is_not_applied(both, s2s_merchant):
