@@ -27,11 +27,12 @@ from urllib.parse import parse_qsl, quote, urlsplit
 from django.conf import settings
 from django.db.models.functions import Now
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from gateway.core.errors import PaymentFailed, ProcessingError, ServiceUnavailable, ValidationError
 from gateway.core.money import paise_to_rupees, rupees_str
 from gateway.core.transactions import ensure_no_transaction
-from payments.acquirer import acquirer_for, acquirer_named, get_acquirer
+from payments.acquirer import IMPLEMENTATIONS, acquirer_for, acquirer_named, enabled
 from payments.acquirer.base import AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import (
@@ -317,20 +318,38 @@ def upi_cut_off_requests(now):
     answered = (PaymentEvent.objects.filter(payment=OuterRef("pk"), kind=PaymentEvent.Kind.ACQUIRER,
                                             detail__step__in=ANSWER_STEPS)
                 .exclude(detail__outcome=NO_SUCH_REQUEST))
-    if get_acquirer().status_query_while_pending:
-        # This acquirer's final word on a PENDING request comes by its own notice (a webhook),
-        # which can be lost: a request it answered PENDING is asked about each period too.
-        answered = answered.exclude(detail__outcome=Outcome.PENDING.value)
     due = (Payment.objects
            .filter(Q(updated_at__lte=now - STATUS_QUERY_AFTER) | Q(expires_at__lte=now),
-                   status=S.PROCESSING, payment_mode=Payment.Mode.UPI)
-           .exclude(Exists(answered)).order_by("pk"))
-    if get_acquirer().status_query_while_pending:
-        # Its links (hosted by app or QR, S2S) are paid in the payer's app with no claim of
-        # ours (payer_vpa stays empty): asked about all the same, or a lost notice would leave
-        # them to expire with the money moved.
-        return due
-    return due.exclude(payer_vpa="")
+                   status=S.PROCESSING, payment_mode=Payment.Mode.UPI))
+    # An acquirer whose final word on a PENDING request comes only by its own notice (a webhook,
+    # which can be lost) is asked about a request it answered PENDING each period too, and about
+    # its links (hosted by app or QR, S2S), which are paid in the payer's app with no claim of
+    # ours (payer_vpa stays empty): else a lost notice would leave them to expire with the money
+    # moved. Each payment by its own acquirer's rule (payments.acquirer.acquirer_for).
+    asking = _asking_while_pending()
+    if asking is None:  # none of the acquirers in use: only the claimed ones (their index)
+        return due.exclude(Exists(answered)).exclude(payer_vpa="").order_by("pk")
+    final = answered.exclude(detail__outcome=Outcome.PENDING.value)
+    if asking is True:  # every acquirer in use
+        return due.exclude(Exists(final)).order_by("pk")
+    return due.filter((asking & ~Exists(final)) | (~asking & ~Exists(answered) & ~Q(payer_vpa=""))).order_by("pk")
+
+
+def _asking_while_pending():
+    """Which payments' acquirers ask about a PENDING request each period
+    (Acquirer.status_query_while_pending): True when every acquirer in use does, None when none
+    does, else the condition on Payment.acquirer (empty: the configured one)."""
+    from django.db.models import Q
+
+    in_use = set(enabled()) | {settings.GATEWAY_ACQUIRER}
+    names = sorted(name for name in IMPLEMENTATIONS
+                   if import_string(IMPLEMENTATIONS[name].adapter).status_query_while_pending)
+    if in_use <= set(names):
+        return True
+    if not in_use & set(names):
+        return None
+    condition = Q(acquirer__in=names)
+    return condition | Q(acquirer="") if settings.GATEWAY_ACQUIRER in names else condition
 
 
 # A final answer (the bank declined, or approved) recorded for a claimed pay request.

@@ -99,3 +99,24 @@ def test_the_sweep_reads_only_claimed_payments_through_their_index(cut_off):
         cursor.execute("SET LOCAL enable_seqscan = off")
     plan = upi_cut_off_requests(timezone.now())[:100].explain()
     assert "payment_upi_claimed" in plan and "Seq Scan on payments_payment" not in plan, plan
+
+
+def test_each_payment_is_asked_about_by_its_own_acquirers_rule(s2s_merchant, settings):
+    # The sandbox configured, Cashfree beside it: a Cashfree payment paid by its link (no claim
+    # of ours) is asked about each period, since only Cashfree's lost notice would end it; the
+    # sandbox's own unclaimed one is not (its UPI app answers). The configured acquirer's rule
+    # used to decide for both.
+    from payments.acquirer import _load
+    from tests.support.factories import make_payment
+
+    settings.GATEWAY_ACQUIRER, settings.GATEWAY_ACQUIRERS = "sandbox", ["sandbox", "cashfree"]
+    _load.cache_clear()
+    old = timezone.now() - STATUS_QUERY_AFTER - timedelta(seconds=1)
+    at_cashfree, at_sandbox = (make_payment(s2s_merchant.merchant, status=Payment.Status.PROCESSING)
+                               for _ in range(2))
+    Payment.objects.filter(pk=at_cashfree.pk).update(acquirer="cashfree", payment_mode=Payment.Mode.UPI,
+                                                     payer_vpa="", updated_at=old)
+    Payment.objects.filter(pk=at_sandbox.pk).update(acquirer="", payment_mode=Payment.Mode.UPI,
+                                                    payer_vpa="", updated_at=old)
+    assert list(upi_cut_off_requests(timezone.now()).values_list("pk", flat=True)) == [at_cashfree.pk]
+    _load.cache_clear()
