@@ -16,7 +16,7 @@ from django.utils import timezone
 from gateway.core.errors import NotFound, ServiceUnavailable, ValidationError
 from gateway.core.transactions import ensure_no_transaction
 from gateway.platform.services import audit_record
-from payments.acquirer import acquirer_for, get_acquirer
+from payments.acquirer import acquirer_for
 from payments.acquirer.base import (
     Acquirer,
     AcquirerError,
@@ -156,13 +156,14 @@ def evidence_max_bytes() -> int:
 
 
 def sandbox_disputes_offered() -> bool:
-    """Whether staff may open a test dispute: staging, with the sandbox as the acquirer."""
+    """Whether staff may open a test dispute: staging, with the sandbox among the acquirers."""
     from django.conf import settings
 
+    from payments.acquirer import acquirer_named, enabled
     from payments.acquirer.sandbox.acquirer import SandboxAcquirer
 
     # Asked by the acquirer's type, never its name (tests/acquirers).
-    return not settings.IS_PRODUCTION and isinstance(get_acquirer(), SandboxAcquirer)
+    return not settings.IS_PRODUCTION and any(isinstance(acquirer_named(name), SandboxAcquirer) for name in enabled())
 
 
 def dispute_sandbox_open(*, sabpaisa_txn_id: str) -> Dispute:
@@ -173,11 +174,17 @@ def dispute_sandbox_open(*, sabpaisa_txn_id: str) -> Dispute:
 
     if not sandbox_disputes_offered():
         raise ValidationError("test disputes are the sandbox's, in staging", field="sabpaisaTxnId")
+    from payments.acquirer.sandbox.acquirer import SandboxAcquirer
+
     payment = payment_for_order(sabpaisa_txn_id)
     if payment is None:
         raise NotFound(f"no payment {sabpaisa_txn_id}")
+    acquirer = acquirer_for(payment)  # a dispute is the acquirer's that took the payment, always
+    if not isinstance(acquirer, SandboxAcquirer):
+        raise ValidationError(f"the payment was taken by {acquirer.name}, not the sandbox: only the sandbox's "
+                              "payments take test disputes", field="sabpaisaTxnId")
     try:
         found = sandbox_disputes.dispute_open(payment=payment)
     except AcquirerRefused as exc:
         raise ValidationError(str(exc), field="sabpaisaTxnId") from None
-    return dispute_take(acquirer=get_acquirer(), found=found, source="console test dispute").dispute
+    return dispute_take(acquirer=acquirer, found=found, source="console test dispute").dispute

@@ -108,6 +108,23 @@ def test_staff_open_a_test_dispute_on_a_sandbox_payment(as_role, merchant):
     assert dispute.status == Dispute.Status.NEEDS_RESPONSE and dispute.amount == 50_000
 
 
+def test_a_test_dispute_is_refused_on_a_payment_another_acquirer_took(as_role, merchant, settings):
+    # The sandbox configured and Cashfree beside it: a payment Cashfree took is disputed at
+    # Cashfree or nowhere; the sandbox used to open its dispute on it all the same.
+    from payments.acquirer import _load
+
+    settings.GATEWAY_ACQUIRERS = ["sandbox", "cashfree"]
+    settings.CASHFREE_CLIENT_ID, settings.CASHFREE_CLIENT_SECRET = "cf-test-id", "cf-test-secret"  # never called
+    _load.cache_clear()
+    payment = make_success_payment(merchant, amount=50_000)
+    Payment.objects.filter(pk=payment.pk).update(acquirer="cashfree")
+    finance = as_role("finance")
+    answer = finance.post("/admin/console/disputes/", {"sabpaisaTxnId": payment.sabpaisa_txn_id}, follow=True)
+    assert not Dispute.objects.filter(payment=payment).exists() and not SandboxDispute.objects.exists()
+    assert "taken by cashfree, not the sandbox" in answer.content.decode()
+    _load.cache_clear()
+
+
 def test_the_test_dispute_is_offered_only_in_staging_with_the_sandbox(merchant, settings):
     from gateway.console.dispute_views import _can_open_test
     from tests.support.factories import staff_in
