@@ -25,7 +25,7 @@ from payments.acquirer.base import CardFields
 from payments.checkout.availability import methods_on_page, usable_methods, with_degraded_notices
 from payments.models import Payment, PaymentEvent
 from payments.services.hosted.customer import customer_phone_needed
-from payments.services.acquirer_methods import method_choices
+from payments.services.acquirer_methods import acquirer_for_method, method_choices
 from tokens.selectors import token_for_checkout
 from tokens.services import card_consent_text
 
@@ -223,7 +223,7 @@ def render_methods(request, payment: Payment, *, open_method: str = "", errors=N
                for shown in with_degraded_notices(methods_on_page(payment), payment)]
     # CARD_FORM_MODE=processor: the card is typed into the processor's own fields, which its
     # script draws inside this page (Acquirer.card_fields); our card form is not on the page.
-    fields = (acquirer.card_fields() if settings.CARD_FORM_MODE == "processor"
+    fields = (acquirer_for_method(payment, M.CARD).card_fields() if settings.CARD_FORM_MODE == "processor"
               and any(method["code"] == M.CARD and method["usable"] for method in methods) else None)
     context = page_context(
         payment, methods=methods, errors=errors or {}, open_method=open_method,

@@ -10,7 +10,8 @@ from django.conf import settings
 from payments.acquirer import acquirer_for, acquirer_named, get_acquirer
 from payments.acquirer.base import Acquirer
 from payments.models import Payment
-from payments.services.routing import route_for
+from payments.services.acquirer_health import out_of_rotation
+from payments.services.routing import routes_as_set
 
 
 def acquirer_methods() -> frozenset[str]:
@@ -31,10 +32,14 @@ def acquirer_for_method(payment: Payment, method: str) -> Acquirer:
     """The acquirer the payment's `method` would be carried by: the payment's own once it is
     routed (every later call about it goes there: payments.services.routing), else the first of
     the merchant's route for the method (routing.route_for), which the method's start tries
-    first. One query with more than one acquirer enabled, none with one."""
+    first. Only reads: the route as staff set it (routes_as_set) and the rotation
+    (out_of_rotation), so drawing the page never takes the probe a payment should make
+    (route_for would). One query with more than one acquirer enabled, none with one."""
     if payment.acquirer:
         return acquirer_for(payment)
-    return acquirer_named(route_for(payment.merchant_id, method)[0])
+    names = routes_as_set(payment.merchant_id, [method])[method]
+    out = {name for name, _ in out_of_rotation([(name, method) for name in names])} if len(names) > 1 else set()
+    return acquirer_named(next((name for name in names if name not in out), names[0]))
 
 
 def method_choices(payment: Payment, method: str) -> dict[str, str]:

@@ -161,6 +161,15 @@ def routed_call(payment: Payment, method: str, call: Callable[[Acquirer], T], *,
     raise AssertionError("a route has at least one acquirer")
 
 
+def route_claim(payment: Payment, name: str) -> Acquirer:
+    """The acquirer for a step that cannot fail over (its page is already drawn for `name`: the
+    card fields): `name` written as the payment's acquirer unless another request routed it
+    first, whose acquirer is then the one. Returns the payment's acquirer."""
+    if not payment.acquirer and not _claim(payment, name, ""):
+        payment.refresh_from_db(fields=["acquirer"])
+    return acquirer_for(payment)
+
+
 def failed_over_from(payment: Payment) -> list[str]:
     """The acquirers this payment's attempts failed over from (the `route.failed` of its routed
     steps' events): each may hold an order of it, opened before its answer was lost (a timeout,

@@ -4,6 +4,7 @@ it. Both acquirers are their stateful doubles over real HTTP on loopback."""
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
 from payments.admin import AcquirerRouteForm
 from payments.acquirer import acquirer_for
@@ -13,6 +14,7 @@ from payments.services.upi import hosted_upi_intent, upi_pay
 from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - a fixture
 from tests.acquirer_razorpay.double import razorpay_double  # noqa: F401 - a fixture
 from tests.support.two_acquirers import both  # noqa: F401 - a fixture
+from tests.payments.hosted.conftest import create_session  # noqa: F401 - a fixture
 from tests.payments.s2s.conftest import post, s2s_merchant  # noqa: F401 - fixtures
 from tests.support.factories import make_payment, signed_body
 
@@ -138,6 +140,27 @@ def test_hosted_upi_collect_goes_to_the_first_of_the_route_and_fails_over_like_t
     assert (second.status, second.acquirer) == (Payment.Status.PROCESSING, "cashfree")
     event = second.events.get(kind=PaymentEvent.Kind.ACQUIRER, detail__step="upi_pay")
     assert event.detail["route"]["why"].startswith("failover: razorpay")
+
+
+def test_the_card_fields_are_those_of_the_acquirer_the_card_route_names(both, s2s_merchant, create_session, settings):
+    # Cashfree configured, cards routed to Razorpay first: the page draws Razorpay's own card
+    # page and Pay opens the order there (both were the configured acquirer's).
+    cashfree, razorpay = both
+    settings.CARD_FORM_MODE = "processor"
+    settings.RAZORPAY_CHECKOUT_JS_URL = razorpay.checkout_js_url
+    settings.CASHFREE_JS_URL = "https://sdk.cashfree.com/js/v3/cashfree.js"
+    route(merchant_of(s2s_merchant), "CARD", "razorpay,cashfree")
+    session = create_session(s2s_merchant, amount=25000)
+    browser = Client()
+    browser.get(f"/checkout/{session['paymentId']}?clientSecret={session['clientSecret']}")
+    methods = browser.get(f"/checkout/{session['paymentId']}").content.decode()
+    assert razorpay.checkout_js_url in methods and "sdk.cashfree.com" not in methods
+    opened = browser.post(f"/checkout/{session['paymentId']}/card/fields", HTTP_ACCEPT="application/json")
+    assert opened.status_code == 200, opened.content
+    payment = Payment.objects.get(payment_id=session["paymentId"])
+    assert payment.acquirer == "razorpay"
+    assert [o["receipt"] for o in razorpay.orders.values()] == [payment.sabpaisa_txn_id]
+    assert payment.sabpaisa_txn_id not in cashfree.orders
 
 
 def test_a_notice_of_another_acquirer_than_the_payments_is_not_applied(both, s2s_merchant):

@@ -14,9 +14,10 @@ from django.views.decorators.debug import sensitive_variables
 
 from gateway.core.errors import PaymentFailed, ProcessingError, ServiceUnavailable, ValidationError
 from gateway.core.transactions import ensure_no_transaction
-from payments.acquirer import acquirer_for, get_acquirer
+from payments.acquirer import acquirer_for
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
-from payments.services.routing import routed_answer, routed_call
+from payments.services.acquirer_methods import acquirer_for_method
+from payments.services.routing import route_claim, routed_answer, routed_call
 from payments.cards import CardInput
 from payments.locks import lock_payment
 from payments.models import Payment
@@ -78,10 +79,11 @@ def _card_start_abandon(payment_id: int, exc: Exception) -> None:
         logger.exception("could not fail card payment %s after %s", payment_id, type(exc).__name__)
 
 
-def card_fields_in_use() -> bool:
+def card_fields_in_use(payment: Payment) -> bool:
     """Whether this checkout takes cards in the processor's own fields: CARD_FORM_MODE=processor
-    and an acquirer that has them (Acquirer.card_fields). Then our own card form takes nothing."""
-    return settings.CARD_FORM_MODE == "processor" and get_acquirer().card_fields() is not None
+    and the acquirer its cards would go to (acquirer_for_method: its CARD route) has them
+    (Acquirer.card_fields). Then our own card form takes nothing."""
+    return settings.CARD_FORM_MODE == "processor" and acquirer_for_method(payment, M.CARD).card_fields() is not None
 
 
 def hosted_card_fields_open(*, payment: Payment) -> str:
@@ -98,15 +100,18 @@ def hosted_card_fields_open(*, payment: Payment) -> str:
     given back: PENDING, not counted as a failure, since no card was sent); CallBudgetSpent
     (payments.services.call_budget) before anything when the checkout has asked too often."""
     ensure_no_transaction()
-    if not card_fields_in_use():
+    if not card_fields_in_use(payment):
         raise ValidationError("this checkout takes cards in its own form", field="card")
     _ensure_open(payment)  # first: a stale tab's Pay goes on to where the payment is, spending nothing
     checkout_call_take(payment, new_attempt=True)
     payment = payment_mark_processing(payment_id=payment.pk, payment_mode=M.CARD,
                                       detail={"method": "CARD", "via": "card fields"})
     payment = Payment.objects.select_related("merchant").get(pk=payment.pk)
+    # The fields on the page are this acquirer's (render_methods drew them by the same rule):
+    # the attempt goes there, with no failover, which would hand its script another's order.
+    acquirer = route_claim(payment, acquirer_for_method(payment, M.CARD).name)
     try:
-        answer = acquirer_for(payment).card_fields_open(payment=payment, return_url=acquirer_return_url(payment))
+        answer = acquirer.card_fields_open(payment=payment, return_url=acquirer_return_url(payment))
     except AcquirerError as exc:
         logger.warning("acquirer did not open card fields for payment %s: %s", payment.sabpaisa_txn_id,
                        type(exc).__name__)
