@@ -74,7 +74,7 @@ def _inr(paise: int) -> str:
 def methods_on_page(payment: Payment) -> list[Availability]:
     """Every method the page shows for `payment`, in the checkout's order: all seven but those
     the merchant switched off."""
-    carried = acquirer_methods()
+    carried = acquirer_methods(payment.merchant_id)
     limits = [limit for limit in method_limits(payment.merchant.payment_methods) if limit.enabled]
     usable = {limit.code for limit in limits if limit.takes(payment.amount) and limit.code in carried}
     shown = []

@@ -1,4 +1,4 @@
-"""The hosted checkout's methods the configured acquirer carries, which the places that offer
+"""The hosted checkout's methods the acquirers of a merchant's routes carry, which the places that offer
 or accept a method pass down to gateway.platform.methods: a session's creation
 (services/hosted/session.py), the checkout's page (checkout/availability.py) and the
 PENDING -> PROCESSING transition (services/transitions.py). The platform stands below the
@@ -7,25 +7,35 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from payments.acquirer import acquirer_for, acquirer_named, get_acquirer
+from payments.acquirer import acquirer_for, acquirer_named, enabled
 from payments.acquirer.base import Acquirer
 from payments.models import Payment
 from payments.services.acquirer_health import out_of_rotation
 from payments.services.routing import routes_as_set
 
 
-def acquirer_methods() -> frozenset[str]:
-    """The method codes the acquirer carries (Acquirer.methods), asked at each use, so a change
-    of acquirer takes effect at once.
+def acquirer_methods(merchant_id: int | None = None) -> frozenset[str]:
+    """The method codes the merchant's payments can be carried by (Acquirer.methods): each
+    method's by the first acquirer of the merchant's route for it as staff set it (the
+    configured one without a route; routing.routes_as_set), asked at each use, so a change of
+    acquirer or route takes effect at once. No query with one acquirer; with more, one.
+    Without a merchant: the configured acquirer's, every route's default.
 
     With CARD_FORM_MODE=processor (production's default) cards are carried only by an acquirer
     with card fields of its own (Acquirer.card_fields: the number goes from the browser to it),
     never by our card form, which would bring the number to this process."""
-    acquirer = get_acquirer()
-    methods = frozenset(acquirer.methods)
-    if settings.CARD_FORM_MODE == "processor" and acquirer.card_fields() is None:
-        methods -= {"CARD"}
-    return methods
+    codes = sorted({code for name in enabled() for code in acquirer_named(name).methods})
+    carried = set()
+    routes = (routes_as_set(merchant_id, codes) if merchant_id is not None
+              else {code: [settings.GATEWAY_ACQUIRER] for code in codes})
+    for code, names in routes.items():
+        acquirer = acquirer_named(names[0])
+        if code not in acquirer.methods:
+            continue
+        if code == "CARD" and settings.CARD_FORM_MODE == "processor" and acquirer.card_fields() is None:
+            continue
+        carried.add(code)
+    return frozenset(carried)
 
 
 def acquirer_for_method(payment: Payment, method: str) -> Acquirer:

@@ -68,7 +68,7 @@ def payment_mark_processing(*, payment_id: int, payment_mode: str, detail: dict 
         detail = {**(detail or {}), "attempt": payment.attempt + 1}
 
     def offered(locked: Payment) -> None:
-        ensure_method_takes(locked.merchant.payment_methods, payment_mode, locked.amount, carried=acquirer_methods())
+        ensure_method_takes(locked.merchant.payment_methods, payment_mode, locked.amount, carried=acquirer_methods(locked.merchant_id))
 
     return _transition(payment, S.PROCESSING, detail=detail, guard=offered, payment_mode=payment_mode, **fields)
 

@@ -163,6 +163,28 @@ def test_the_card_fields_are_those_of_the_acquirer_the_card_route_names(both, s2
     assert payment.sabpaisa_txn_id not in cashfree.orders
 
 
+def test_a_method_the_configured_acquirer_lacks_is_offered_when_the_route_names_one_that_carries_it(
+        both, s2s_merchant, settings):
+    # Razorpay configured (it carries no NEFT), Cashfree beside it: a merchant whose NEFT route
+    # names Cashfree is offered NEFT, and only that merchant. The configured acquirer's methods
+    # decided for everyone.
+    from payments.acquirer import _load
+    from payments.checkout.availability import methods_on_page
+    from payments.services.acquirer_methods import acquirer_methods
+    from tests.support.factories import make_merchant
+
+    settings.GATEWAY_ACQUIRER, settings.GATEWAY_ACQUIRERS = "razorpay", ["razorpay", "cashfree"]
+    _load.cache_clear()
+    merchant = merchant_of(s2s_merchant)
+    route(merchant, "NEFT", "cashfree")
+    other = make_merchant(name="Unrouted Stores").merchant
+    assert "NEFT" in acquirer_methods(merchant.pk) and "NEFT" not in acquirer_methods(other.pk)
+    payment = make_payment(merchant, status=Payment.Status.PENDING, amount=25000)
+    neft = next(shown for shown in methods_on_page(payment) if shown.code == "NEFT")
+    assert neft.usable
+    _load.cache_clear()
+
+
 def test_a_notice_of_another_acquirer_than_the_payments_is_not_applied(both, s2s_merchant):
     from django.test import Client
 

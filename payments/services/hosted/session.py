@@ -60,7 +60,7 @@ def hosted_payment_create(*, merchant: Merchant, merchant_txn_id: str, amount: i
     Raises ValidationError naming amount when no method the merchant offers takes `amount`
     (gateway.platform.methods), DuplicateTransaction when the merchant already used `merchant_txn_id`
     (in either flow), which the database constraint payment_unique_merchant_txn guarantees."""
-    ensure_some_method_takes(merchant.payment_methods, amount, carried=acquirer_methods())
+    ensure_some_method_takes(merchant.payment_methods, amount, carried=acquirer_methods(merchant.pk))
     client_secret = secrets.token_urlsafe(32)  # [A-Za-z0-9_-]: safe to append to a URL unencoded
     payment = Payment(
         merchant=merchant, flow=Payment.Flow.HOSTED, status=S.PENDING,

@@ -110,6 +110,7 @@ def test_each_payment_is_asked_about_by_its_own_acquirers_rule(s2s_merchant, set
     from tests.support.factories import make_payment
 
     settings.GATEWAY_ACQUIRER, settings.GATEWAY_ACQUIRERS = "sandbox", ["sandbox", "cashfree"]
+    settings.CASHFREE_CLIENT_ID, settings.CASHFREE_CLIENT_SECRET = "cf-test-id", "cf-test-secret"  # never called
     _load.cache_clear()
     old = timezone.now() - STATUS_QUERY_AFTER - timedelta(seconds=1)
     at_cashfree, at_sandbox = (make_payment(s2s_merchant.merchant, status=Payment.Status.PROCESSING)
