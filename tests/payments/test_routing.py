@@ -31,6 +31,13 @@ def merchant_of(test_merchant):
     return test_merchant.merchant
 
 
+def checkout_payment(merchant) -> Payment:
+    """An open checkout of ₹250 with the customer's mobile and email (Cashfree asks both)."""
+    payment = make_payment(merchant, status=Payment.Status.PENDING, amount=25000)
+    Payment.objects.filter(pk=payment.pk).update(customer_phone="9876543210", customer_email="asha@example.in")
+    return Payment.objects.get(pk=payment.pk)
+
+
 def register_event(payment: Payment) -> dict:
     return payment.events.get(kind=PaymentEvent.Kind.ACQUIRER, detail__step="upi_register").detail
 
@@ -107,8 +114,7 @@ def test_hosted_upi_fails_over_on_the_same_attempt_and_stays_there(both, s2s_mer
     cashfree, razorpay = both
     merchant = merchant_of(s2s_merchant)
     route(merchant, "UPI", "razorpay,cashfree")
-    payment = make_payment(merchant, status=Payment.Status.PENDING, amount=25000)
-    Payment.objects.filter(pk=payment.pk).update(customer_phone="9876543210", customer_email="asha@example.in")
+    payment = checkout_payment(merchant)
     razorpay.unavailable = True
     payment = hosted_upi_intent(payment_id=payment.pk)
     assert (payment.status, payment.acquirer, payment.attempt) == (Payment.Status.PROCESSING, "cashfree", 1)
@@ -126,15 +132,13 @@ def test_hosted_upi_collect_goes_to_the_first_of_the_route_and_fails_over_like_t
     cashfree, razorpay = both
     merchant = merchant_of(s2s_merchant)
     route(merchant, "UPI", "razorpay,cashfree")
-    first = make_payment(merchant, status=Payment.Status.PENDING, amount=25000)
-    Payment.objects.filter(pk=first.pk).update(customer_phone="9876543210", customer_email="asha@example.in")
+    first = checkout_payment(merchant)
     first = upi_pay(payment_id=first.pk, payer_vpa="asha@okaxis")
     assert (first.status, first.acquirer) == (Payment.Status.PROCESSING, "razorpay")
     assert [p["vpa"] for p in razorpay.payments_of(first.sabpaisa_txn_id)] == ["asha@okaxis"]
     assert first.sabpaisa_txn_id not in cashfree.orders
 
-    second = make_payment(merchant, status=Payment.Status.PENDING, amount=25000)
-    Payment.objects.filter(pk=second.pk).update(customer_phone="9876543210", customer_email="asha@example.in")
+    second = checkout_payment(merchant)
     razorpay.unavailable = True
     second = upi_pay(payment_id=second.pk, payer_vpa="asha@okaxis")
     assert (second.status, second.acquirer) == (Payment.Status.PROCESSING, "cashfree")
@@ -191,8 +195,7 @@ def test_a_notice_of_another_acquirer_than_the_payments_is_not_applied(both, s2s
     cashfree, razorpay = both
     merchant = merchant_of(s2s_merchant)
     route(merchant, "UPI", "cashfree")
-    payment = make_payment(merchant, status=Payment.Status.PENDING, amount=25000)
-    Payment.objects.filter(pk=payment.pk).update(customer_phone="9876543210", customer_email="asha@example.in")
+    payment = checkout_payment(merchant)
     payment = hosted_upi_intent(payment_id=payment.pk)
     assert payment.acquirer == "cashfree"
     forged_order = {"id": "pay_X", "entity": "payment", "amount": 25000, "currency": "INR", "status": "captured",
