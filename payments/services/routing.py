@@ -125,12 +125,15 @@ def _claim(payment: Payment, name: str, previous: str) -> bool:
     return True
 
 
-def routed_call(payment: Payment, method: str, call: Callable[[Acquirer], T], *, step: str) -> Routed[T]:
+def routed_call(payment: Payment, method: str, call: Callable[[Acquirer], T], *, step: str,
+                bound_to: str = "") -> Routed[T]:
     """`call` on the payment's acquirer, routing it first when it is not yet (the module's
-    docstring). Raises what the last acquirer tried raised."""
+    docstring). `bound_to`: the acquirer this step is already bound to, tried alone and never
+    failed over (the card fields the page drew; a UPI collect request, which may be in the
+    payer's app even when its answer is lost). Raises what the last acquirer tried raised."""
     if payment.acquirer:
         return Routed(call(acquirer_for(payment)), payment.acquirer, {})
-    route = route_for(payment.merchant_id, method)[:MAX_ACQUIRERS_PER_ATTEMPT]
+    route = [bound_to] if bound_to else route_for(payment.merchant_id, method)[:MAX_ACQUIRERS_PER_ATTEMPT]
     failed: list[dict] = []
     previous = ""
     for position, name in enumerate(route):
@@ -155,19 +158,10 @@ def routed_call(payment: Payment, method: str, call: Callable[[Acquirer], T], *,
             raise
         health_record(name, method, failed=False)
         why = ("failover: " + "; ".join(f"{f['acquirer']} {f['failure']}" for f in failed)) if failed else \
-            f"first of the route for {method}"
+            f"first of the route for {method}" + (f" ({step} never fails over)" if bound_to else "")
         return Routed(answer, name, {"acquirer": name, "route": {"tried": route[:position + 1], "why": why,
                                                                   "failed": failed}})
     raise AssertionError("a route has at least one acquirer")
-
-
-def route_claim(payment: Payment, name: str) -> Acquirer:
-    """The acquirer for a step that cannot fail over (its page is already drawn for `name`: the
-    card fields): `name` written as the payment's acquirer unless another request routed it
-    first, whose acquirer is then the one. Returns the payment's acquirer."""
-    if not payment.acquirer and not _claim(payment, name, ""):
-        payment.refresh_from_db(fields=["acquirer"])
-    return acquirer_for(payment)
 
 
 def failed_over_from(payment: Payment) -> list[str]:

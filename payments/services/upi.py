@@ -32,7 +32,7 @@ from django.utils.module_loading import import_string
 from gateway.core.errors import PaymentFailed, ProcessingError, ServiceUnavailable, ValidationError
 from gateway.core.money import paise_to_rupees, rupees_str
 from gateway.core.transactions import ensure_no_transaction
-from payments.acquirer import IMPLEMENTATIONS, acquirer_for, acquirer_named, enabled
+from payments.acquirer import IMPLEMENTATIONS, acquirer_for, enabled
 from payments.acquirer.base import AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.models import Payment, PaymentEvent
 from payments.services.acquirer_answers import (
@@ -50,13 +50,15 @@ from payments.services.transitions import (
     payment_attempt_failed,
     payment_mark_processing,
 )
-from payments.services.routing import routed_answer, routed_call, routes_as_set
+from payments.services.acquirer_methods import acquirer_for_method
+from payments.services.routing import routed_answer, routed_call
 from payments.services.upi_approval import upi_approval_record
 from payments.state import InvalidTransition
 
 logger = logging.getLogger("payments.upi")
 
 S = Payment.Status
+M = Payment.Mode
 
 # The gateway collects every UPI payment into one VPA of its acquirer; `tr` tells the payments
 # apart. The sandbox's collection VPA is the default; a real acquirer's is set in settings.
@@ -156,17 +158,6 @@ def _clean_vpa(payer_vpa) -> str:
     return vpa
 
 
-def _vpa_for(payment: Payment, vpa: str) -> str:
-    """`vpa` as the acquirer that will be asked takes it: the payment's own, or the first of its
-    merchant's UPI route as staff set it (read without taking the rotation's probe)."""
-    acquirer = (acquirer_for(payment) if payment.acquirer
-                else acquirer_named(routes_as_set(payment.merchant_id, ["UPI"])["UPI"][0]))
-    try:
-        return acquirer.upi_vpa_check(vpa)
-    except ValueError as exc:  # a VPA this acquirer takes no request from (the sandbox's: not a test VPA)
-        raise ValidationError(str(exc), field="payerVpa") from None
-
-
 def _ensure_open(payment: Payment) -> None:
     if payment.is_final:
         raise ValidationError(f"the payment is already {payment.status}", field="upiUri")
@@ -222,17 +213,22 @@ def upi_pay(*, payment_id: int, payer_vpa) -> Payment:
     if payment is None:
         raise ValidationError("names no payment of this gateway", field="upiUri")
     _ensure_open(payment)
-    vpa = _vpa_for(payment, vpa)
+    # The acquirer the request goes to: the payment's own, or the first of its merchant's UPI
+    # route (read without taking the rotation's probe). Never failed over: a request whose
+    # answer was lost may already be in the payer's app (payments.services.routing).
+    acquirer = acquirer_for_method(payment, M.UPI)
+    try:
+        vpa = acquirer.upi_vpa_check(vpa)
+    except ValueError as exc:  # a VPA this acquirer takes no request from (the sandbox's: not a test VPA)
+        raise ValidationError(str(exc), field="payerVpa") from None
     if payment.flow == Payment.Flow.HOSTED:  # a customer's checkout: its call budget
         checkout_call_take(payment, new_attempt=payment.status == S.PENDING)
     payment = _claim(payment, vpa)
 
     try:
-        # A hosted payment's first attempt is routed here (the merchant's UPI route, failing
-        # over only on a technical failure before the request reached the payer's app); any
-        # later call goes to the acquirer that took it.
-        answer = routed_answer(routed_call(payment, "UPI", lambda acquirer: acquirer.upi_pay(
-            payment=payment, payer_vpa=vpa, return_url=acquirer_return_url(payment)), step="upi_pay"))
+        answer = routed_answer(routed_call(payment, M.UPI, lambda acquirer: acquirer.upi_pay(
+            payment=payment, payer_vpa=vpa, return_url=acquirer_return_url(payment)), step="upi_pay",
+            bound_to=acquirer.name))
     except ValueError as exc:
         # The claim stays: the payment remains PROCESSING until it expires (or the status query
         # of upi_unanswered_reconcile finds the acquirer never took it).

@@ -4,6 +4,7 @@ it. Both acquirers are their stateful doubles over real HTTP on loopback."""
 from __future__ import annotations
 
 import pytest
+from gateway.core.errors import ServiceUnavailable
 from django.test import Client
 
 from payments.admin import AcquirerRouteForm
@@ -13,7 +14,7 @@ from payments.services.routing import route_for
 from payments.services.upi import hosted_upi_intent, upi_pay
 from tests.acquirer_cashfree.double import cashfree_double  # noqa: F401 - a fixture
 from tests.acquirer_razorpay.double import razorpay_double  # noqa: F401 - a fixture
-from tests.support.two_acquirers import both  # noqa: F401 - a fixture
+from tests.support.two_acquirers import both, failing  # noqa: F401 - a fixture
 from tests.payments.hosted.conftest import create_session  # noqa: F401 - a fixture
 from tests.payments.s2s.conftest import post, s2s_merchant  # noqa: F401 - fixtures
 from tests.support.factories import make_payment, signed_body
@@ -126,9 +127,12 @@ def test_hosted_upi_fails_over_on_the_same_attempt_and_stays_there(both, s2s_mer
     assert acquirer_for(payment).name == "cashfree"
 
 
-def test_hosted_upi_collect_goes_to_the_first_of_the_route_and_fails_over_like_the_rest(both, s2s_merchant):
-    # A customer typing their VPA on the checkout: the request is routed like an intent (it
-    # went to the configured acquirer, whatever the merchant's route said).
+def test_hosted_upi_collect_goes_to_the_first_of_the_route_and_never_fails_over(both, s2s_merchant):
+    # A customer typing their VPA on the checkout: the request follows the merchant's route (it
+    # went to the configured acquirer, whatever the route said). A collect request whose answer
+    # was lost may already be in the payer's app, so a technical failure is the attempt's: the
+    # payment stays with that acquirer and the customer may try again; an acquirer already out
+    # of rotation is passed over before anything is sent.
     cashfree, razorpay = both
     merchant = merchant_of(s2s_merchant)
     route(merchant, "UPI", "razorpay,cashfree")
@@ -137,13 +141,21 @@ def test_hosted_upi_collect_goes_to_the_first_of_the_route_and_fails_over_like_t
     assert (first.status, first.acquirer) == (Payment.Status.PROCESSING, "razorpay")
     assert [p["vpa"] for p in razorpay.payments_of(first.sabpaisa_txn_id)] == ["asha@okaxis"]
     assert first.sabpaisa_txn_id not in cashfree.orders
+    event = first.events.get(kind=PaymentEvent.Kind.ACQUIRER, detail__step="upi_pay")
+    assert event.detail["route"] == {"tried": ["razorpay"], "failed": [],
+                                     "why": "first of the route for UPI (upi_pay never fails over)"}
 
     second = checkout_payment(merchant)
     razorpay.unavailable = True
-    second = upi_pay(payment_id=second.pk, payer_vpa="asha@okaxis")
-    assert (second.status, second.acquirer) == (Payment.Status.PROCESSING, "cashfree")
-    event = second.events.get(kind=PaymentEvent.Kind.ACQUIRER, detail__step="upi_pay")
-    assert event.detail["route"]["why"].startswith("failover: razorpay")
+    with pytest.raises(ServiceUnavailable):
+        upi_pay(payment_id=second.pk, payer_vpa="asha@okaxis")
+    second.refresh_from_db()
+    assert (second.acquirer, second.payer_vpa) == ("razorpay", "")  # its claim given back: try again
+    assert second.sabpaisa_txn_id not in cashfree.orders
+
+    failing("razorpay", "UPI")
+    third = upi_pay(payment_id=checkout_payment(merchant).pk, payer_vpa="asha@okaxis")
+    assert (third.status, third.acquirer) == (Payment.Status.PROCESSING, "cashfree")
 
 
 def test_the_card_fields_are_those_of_the_acquirer_the_card_route_names(both, s2s_merchant, create_session, settings):

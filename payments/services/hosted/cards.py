@@ -17,7 +17,7 @@ from gateway.core.transactions import ensure_no_transaction
 from payments.acquirer import acquirer_for
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, AcquirerUnavailable, Outcome
 from payments.services.acquirer_methods import acquirer_for_method
-from payments.services.routing import route_claim, routed_answer, routed_call
+from payments.services.routing import routed_answer, routed_call
 from payments.cards import CardInput
 from payments.locks import lock_payment
 from payments.models import Payment
@@ -109,9 +109,11 @@ def hosted_card_fields_open(*, payment: Payment) -> str:
     payment = Payment.objects.select_related("merchant").get(pk=payment.pk)
     # The fields on the page are this acquirer's (render_methods drew them by the same rule):
     # the attempt goes there, with no failover, which would hand its script another's order.
-    acquirer = route_claim(payment, acquirer_for_method(payment, M.CARD).name)
     try:
-        answer = acquirer.card_fields_open(payment=payment, return_url=acquirer_return_url(payment))
+        answer = routed_answer(routed_call(
+            payment, M.CARD, lambda acquirer: acquirer.card_fields_open(
+                payment=payment, return_url=acquirer_return_url(payment)),
+            step=CARD_FIELDS_STEP, bound_to=acquirer_for_method(payment, M.CARD).name))
     except AcquirerError as exc:
         logger.warning("acquirer did not open card fields for payment %s: %s", payment.sabpaisa_txn_id,
                        type(exc).__name__)
