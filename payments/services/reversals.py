@@ -81,19 +81,9 @@ def payment_late_approval_handle(*, payment_id: int, step: str, bank_rrn: str,
     payment = lock_payment(payment_id)
     if payment.status == S.SUCCESS and (not abandoned or payment.bank_rrn == bank_rrn):
         return None
-    existing = Reversal.objects.filter(payment=payment, bank_rrn=bank_rrn).first()
-    if existing is not None:
-        return existing
-    logger.error("%s: payment %s is %s but %s was approved with RRN %s", NEEDS_REVERSAL, payment.sabpaisa_txn_id,
-                 payment.status, step, bank_rrn)
-    PaymentEvent.objects.create(payment=payment, kind=PaymentEvent.Kind.ACQUIRER,
-                                detail={"step": step, "outcome": "approved", "reference": bank_rrn,
-                                        "result": NEEDS_REVERSAL, "status": payment.status})
-    reversal = Reversal.objects.create(payment=payment, step=step[:40], bank_rrn=bank_rrn[:40], amount=payment.amount,
-                                       payment_status=payment.status)
-    reversal_event(reversal, to_status=R.PENDING, step=step, amount=reversal.amount, paymentStatus=payment.status)
-    transaction.on_commit(lambda: _enqueue_submit(reversal.pk))
-    return reversal
+    return _reversal_open(payment, step=step, bank_rrn=bank_rrn,
+                          why=f"payment {payment.sabpaisa_txn_id} is {payment.status} but {step} was approved "
+                              f"with RRN {bank_rrn}")
 
 
 @transaction.atomic(durable=True)
@@ -113,19 +103,28 @@ def payment_failed_over_approval_handle(*, payment_id: int, acquirer: str, step:
     own = payment.acquirer or settings.GATEWAY_ACQUIRER
     if acquirer == own:
         raise ValueError(f"{acquirer} is payment {payment.sabpaisa_txn_id}'s own acquirer")
+    return _reversal_open(payment, step=step, bank_rrn=bank_rrn, at=acquirer, failed_over_to=own,
+                          why=f"payment {payment.sabpaisa_txn_id} failed over from {acquirer} to {own}, but "
+                              f"{acquirer} approved it there with RRN {bank_rrn}; reversing it at {acquirer}")
+
+
+def _reversal_open(payment: Payment, *, step: str, bank_rrn: str, why: str, at: str = "",
+                   failed_over_to: str = "") -> Reversal:
+    """With `payment` locked: the approval's event, a PENDING reversal (at the acquirer `at`, when
+    not the payment's own) and its event, its send queued for after commit; the existing
+    reversal when this approval was recorded before."""
     existing = Reversal.objects.filter(payment=payment, bank_rrn=bank_rrn).first()
     if existing is not None:
         return existing
-    logger.error("%s: payment %s failed over from %s to %s, but %s approved it there with RRN %s; reversing it at %s",
-                 NEEDS_REVERSAL, payment.sabpaisa_txn_id, acquirer, own, acquirer, bank_rrn, acquirer)
+    logger.error("%s: %s", NEEDS_REVERSAL, why)
+    elsewhere = {"acquirer": at, "failed_over_to": failed_over_to} if at else {}
     PaymentEvent.objects.create(payment=payment, kind=PaymentEvent.Kind.ACQUIRER,
                                 detail={"step": step, "outcome": "approved", "reference": bank_rrn,
-                                        "result": NEEDS_REVERSAL, "status": payment.status, "acquirer": acquirer,
-                                        "failed_over_to": own})
-    reversal = Reversal.objects.create(payment=payment, acquirer=acquirer, step=step[:40], bank_rrn=bank_rrn[:40],
+                                        "result": NEEDS_REVERSAL, "status": payment.status, **elsewhere})
+    reversal = Reversal.objects.create(payment=payment, acquirer=at, step=step[:40], bank_rrn=bank_rrn[:40],
                                        amount=payment.amount, payment_status=payment.status)
     reversal_event(reversal, to_status=R.PENDING, step=step, amount=reversal.amount, paymentStatus=payment.status,
-                   failedOverTo=own)
+                   **({"failedOverTo": failed_over_to} if at else {}))
     transaction.on_commit(lambda: _enqueue_submit(reversal.pk))
     return reversal
 
