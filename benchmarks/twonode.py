@@ -98,30 +98,32 @@ class Run:
                 return cl_active, sv_active, sv_active + sv_idle + sv_used
         return 0, 0, 0
 
+    def post(self, context: ssl.SSLContext, path: str, body: dict, headers: dict | None = None) -> tuple[int, bytes]:
+        """One POST through the balancer on a new TLS connection, as a merchant's backend makes it."""
+        conn = http.client.HTTPSConnection("127.0.0.1", self.cluster.balancer.https_port, timeout=30, context=context)
+        try:
+            conn.request("POST", path, body=json.dumps(body).encode(),
+                         headers={"Content-Type": "application/json", **(headers or {})})
+            answer = conn.getresponse()
+            return answer.status, answer.read()
+        finally:
+            conn.close()
+
+    def create(self, context: ssl.SSLContext, txn: str) -> tuple[int, bytes]:
+        return self.post(context, "/api/v2/payments/s2s", s2s_body(self.creds, txn, int(time.time())),
+                         {"X-Api-Key": self.creds.api_key, "X-Merchant-Id": self.creds.code})
+
     def payment(self, i: int, scheduled: float, context: ssl.SSLContext) -> None:
         with self.lock:
             self.lateness.append(time.monotonic() - scheduled)
-        txn = f"TN{os.getpid()}X{i:06d}"
-        host = "127.0.0.1"
-        body = json.dumps(s2s_body(self.creds, txn, int(time.time()))).encode()
         status = None
         try:
-            conn = http.client.HTTPSConnection(host, self.cluster.balancer.https_port, timeout=30, context=context)
-            conn.request("POST", "/api/v2/payments/s2s", body=body, headers={
-                "X-Api-Key": self.creds.api_key, "X-Merchant-Id": self.creds.code, "Content-Type": "application/json"})
-            answer = conn.getresponse()
-            status, data = answer.status, json.loads(answer.read())
-            conn.close()
+            status, raw = self.create(context, f"TN{os.getpid()}X{i:06d}")
             with self.lock:
                 self.latencies.append(time.monotonic() - scheduled)
             if status == 201 and not self.args.create_only:
-                conn = http.client.HTTPSConnection(host, self.cluster.balancer.https_port, timeout=30,
-                                                   context=context)
-                conn.request("POST", "/sandbox/upi/pay", body=json.dumps(
-                    {"upiUri": data["upiQrString"], "payerVpa": "success@sandbox"}).encode(),
-                    headers={"Content-Type": "application/json"})
-                status = conn.getresponse().status
-                conn.close()
+                status, _ = self.post(context, "/sandbox/upi/pay", {"upiUri": json.loads(raw)["upiQrString"],
+                                                                     "payerVpa": "success@sandbox"})
         except Exception as exc:  # noqa: BLE001 - counted, not raised
             status = type(exc).__name__
         with self.lock:
@@ -136,14 +138,7 @@ class Run:
         def client(k: int) -> None:
             i = 0
             while time.monotonic() < stop_at:
-                body = json.dumps(s2s_body(self.creds, f"TW{os.getpid()}C{k}X{i:07d}", int(time.time()))).encode()
-                conn = http.client.HTTPSConnection("127.0.0.1", self.cluster.balancer.https_port, timeout=30,
-                                                   context=context)
-                conn.request("POST", "/api/v2/payments/s2s", body=body, headers={
-                    "X-Api-Key": self.creds.api_key, "X-Merchant-Id": self.creds.code,
-                    "Content-Type": "application/json"})
-                created = conn.getresponse().status == 201
-                conn.close()
+                created = self.create(context, f"TW{os.getpid()}C{k}X{i:07d}")[0] == 201
                 with self.lock:
                     answered[0] += created
                 i += 1
