@@ -12,7 +12,7 @@ If the cache cannot be reached, or does not answer within REDIS_TIMEOUT_SECONDS,
 is let through: a Redis failure must not stop payments. Each failure is logged; while Redis
 rests after one (gateway.core.redisguard: a second) requests pass without asking it.
 
-`window_hit` is the counter other limiters count with (the checkout's wrong links,
+`window_hit` (and `window_take`, a hit only while it fits) is the counter other limiters count with (the checkout's wrong links,
 payments.checkout.access), so that only this module knows how a count reaches Redis
 (gateway.perf.cache: one round trip).
 """
@@ -25,7 +25,7 @@ from rest_framework.throttling import BaseThrottle
 
 from gateway.core import redisguard
 from gateway.core.clientip import client_ip
-from gateway.perf.cache import counter_hit
+from gateway.perf.cache import counter_hit, counter_take
 from gateway.platform.models import Merchant
 
 logger = logging.getLogger("gateway.ratelimit")
@@ -37,6 +37,13 @@ def window_hit(key: str, seconds: int) -> int:
     Raises what the cache raises when Redis cannot be reached (redisguard.RedisUnavailable,
     redisguard.OUTAGE_ERRORS), for the caller to fail open."""
     return counter_hit(cache, key, seconds)
+
+
+def window_take(key: str, seconds: int, ceiling: int) -> int:
+    """`window_hit` counted only if the count stays within `ceiling`: the count so far, or 0 when
+    the window is full (the hit was not counted, and no other caller saw it counted). Raises as
+    window_hit does."""
+    return counter_take(cache, key, seconds, ceiling)
 
 
 class MerchantRateThrottle(BaseThrottle):

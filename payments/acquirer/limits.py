@@ -1,7 +1,8 @@
 """One outbound limit per processor account, shared by every web and worker process (issue 28).
 
 A processor limits calls per account, whichever of our processes makes them, so the count lives
-in Redis (gateway.platform.ratelimit.window_hit, the counter every limiter of ours counts with):
+in Redis (gateway.platform.ratelimit.window_take, the counter every limiter of ours counts with,
+here counting a call only when it fits):
 a ten-second window per account holding a sixth of the acquirer's per-minute allowance,
 which spreads a burst over the minute instead of spending the minute's allowance in its first
 seconds. Any acquirer's client asks `call_permit` before each call:
@@ -24,7 +25,7 @@ import time
 from django.core.cache import cache
 
 from gateway.core import redisguard
-from gateway.platform.ratelimit import window_hit
+from gateway.platform.ratelimit import window_take
 from payments.acquirer.base import AcquirerUnavailable
 
 logger = logging.getLogger(__name__)
@@ -79,12 +80,11 @@ def call_permit(account: str, *, calls_per_minute: int, deadline: float, share: 
             moment = now()
             window = int(moment) // WINDOW_SECONDS * WINDOW_SECONDS
             key = f"acq:{account}:{window}"
-            count = window_hit(key, WINDOW_SECONDS + 1)
-            if count <= allowance:
+            # Not made, so not counted, not even for a moment: a refused call must not use up
+            # the slots a call with the whole window (share 1) may still take.
+            count = window_take(key, WINDOW_SECONDS + 1, allowance)
+            if count:
                 return max(0.0, 1 - count / window_allowance)
-            # Not made, so not counted: a refused call must not use up the slots a call with
-            # the whole window (share 1) may still take.
-            cache.decr(key)
         except redisguard.RedisUnavailable:
             return None  # Redis failed a moment ago and rests: fail open, logged then
         except redisguard.OUTAGE_ERRORS as exc:

@@ -1,5 +1,5 @@
 """gateway.perf.cache: the Redis cache's `count`, on the real Redis the tests run against, and
-`counter_hit` on it and on the quick start's local-memory cache."""
+`counter_hit` and `counter_take` on it and on the quick start's local-memory cache."""
 import os
 import uuid
 
@@ -7,7 +7,7 @@ import pytest
 from django.core.cache import cache
 from django.core.cache.backends.locmem import LocMemCache
 
-from gateway.perf.cache import counter_hit
+from gateway.perf.cache import counter_hit, counter_take
 
 
 @pytest.fixture
@@ -78,3 +78,18 @@ def test_counter_hit_counts_a_window_from_one_on_either_cache(key, where):
     assert counter_hit(store, key + "-other", 5) == 1
     store.delete(key)  # the window ended
     assert counter_hit(store, key, 5) == 1
+
+
+@pytest.mark.parametrize("where", ["redis", "local memory"])
+def test_counter_take_counts_within_the_ceiling_and_leaves_the_count_past_it(key, where):
+    store = cache if where == "redis" else LocMemCache(f"test-{key}", {})
+    assert [counter_take(store, key, 5, 2) for _ in range(4)] == [1, 2, 0, 0]
+    assert counter_hit(store, key, 5) == 3  # the two past the ceiling were never counted
+    assert counter_take(store, key + "-other", 5, 1) == 1
+
+
+def test_take_gives_a_new_counter_its_timeout(key):
+    assert cache.take(key, 5, 1) == 1
+    stored = cache.make_and_validate_key(key)
+    assert 0 < redis_client().ttl(stored) <= 5
+    assert cache.take(key, 5, 1) == 0 and int(redis_client().get(stored)) == 1
