@@ -245,6 +245,7 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     # A broker that needs no server: messages are files under var/celery.
     CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT = "gateway.core.filebroker:Transport"  # each message written whole first
     _broker_dir = str(VAR_DIR / "celery" / "messages")
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": _broker_dir,

@@ -87,3 +87,60 @@ def test_postgresql_settings_are_not_given_the_sqlite_options():
         cwd=ROOT, DATABASE_URL="postgres://u:p@127.0.0.1:5432/x")
     assert result.returncode == 0, result.stderr
     assert "transaction_mode" not in result.stdout and "init_command" not in result.stdout
+
+
+def _read_all(folder: str, count: int, out) -> None:
+    """A worker's side: take `count` messages off the folder as fast as they come; report how
+    many came whole and how many could not be read."""
+    import time as clock
+    from queue import Empty
+
+    from kombu import Connection
+
+    from gateway.core.filebroker import Transport
+
+    channel = Connection(transport=Transport, transport_options={
+        "data_folder_in": folder, "data_folder_out": folder, "store_processed": False}).default_channel
+    whole = broken = 0
+    deadline = clock.monotonic() + 60
+    while whole + broken < count and clock.monotonic() < deadline:
+        try:
+            whole += channel._get("celery")["i"] >= 0
+        except Empty:
+            pass
+        except Exception:  # noqa: BLE001 - a message read half-written, whatever it raises
+            broken += 1
+    out.put((whole, broken))
+
+
+def test_the_worker_never_takes_a_message_before_it_is_written_whole(tmp_path):
+    # kombu's own transport wrote each message under its final name: a worker polling the folder
+    # took it half-written and stopped for good (JSONDecodeError), and the quick start sent no
+    # more webhooks. Large messages make the writing slow enough to be caught every time: with
+    # kombu's _put this read 0 of 30 whole.
+    import multiprocessing
+
+    from kombu import Connection
+
+    from gateway.core.filebroker import Transport
+
+    folder = str(tmp_path)
+    out = multiprocessing.get_context("fork").Queue()
+    reader = multiprocessing.get_context("fork").Process(target=_read_all, args=(folder, 30, out))
+    reader.start()
+    channel = Connection(transport=Transport, transport_options={
+        "data_folder_in": folder, "data_folder_out": folder, "store_processed": False}).default_channel
+    for i in range(30):
+        channel._put("celery", {"i": i, "body": "x" * 2_000_000})
+    reader.join(90)
+    assert out.get(timeout=5) == (30, 0)
+    assert not list(tmp_path.iterdir())  # nothing left half-written either
+
+
+def test_the_quick_starts_broker_is_the_one_that_writes_messages_whole(tmp_path):
+    result = run_python("import django; django.setup()\n"
+                        "from gateway.celery import app\n"
+                        "print(type(app.connection_for_write().transport).__module__)\n",
+                        cwd=tmp_path, DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "gateway.core.filebroker"
