@@ -82,6 +82,11 @@ def _ask(routed: Acquirer | None, now: datetime, result: SweepResult) -> None:
                                                         completed_since=now - LOOKBACK, limit=PAYMENTS_PER_RUN)
     last = 0 if len(payments) < PAYMENTS_PER_RUN else payments[-1].pk  # the window's end: start over
     asked_up_to = mark.last_payment_pk
+    # The batch's disputes as recorded, read once (a payment's own may change meanwhile by its
+    # webhook: then dispute_take finds nothing new, which is all the read is for).
+    on_record: dict[tuple[int, str], dict[str, Dispute]] = {}
+    for dispute in Dispute.objects.filter(payment__in=[payment.pk for payment in payments]):
+        on_record.setdefault((dispute.payment_id, dispute.acquirer), {})[dispute.processor_dispute_id] = dispute
     for payment in payments:
         acquirer = routed or acquirer_for(payment)  # asked at the acquirer that took it
         try:
@@ -93,7 +98,7 @@ def _ask(routed: Acquirer | None, now: datetime, result: SweepResult) -> None:
             break
         asked_up_to = payment.pk
         result.payments_asked += 1
-        known = {d.processor_dispute_id: d for d in Dispute.objects.filter(payment=payment, acquirer=acquirer.name)}
+        known = on_record.get((payment.pk, acquirer.name), {})
         for found in found_all:
             if found.processor_id in known and not _news(found, known[found.processor_id]):
                 continue  # as recorded: no lock taken for nothing

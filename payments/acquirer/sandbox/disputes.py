@@ -89,8 +89,10 @@ def disputes_of(payment: Payment, now: datetime | None = None) -> list[DisputeFo
             Payment.objects.select_for_update(of=("self",)).filter(pk=payment.pk).first()
             if not SandboxDispute.objects.filter(payment=payment).exists():
                 dispute_open(payment=payment, now=(payment.completed_at or now))
-    return [_found(row, now) for row in SandboxDispute.objects.select_related("payment")
-            .filter(payment=payment).order_by("id")]
+    rows = list(SandboxDispute.objects.filter(payment=payment).order_by("id"))
+    for row in rows:
+        row.payment = payment  # the caller's row: no join to read it again
+    return [_found(row, now) for row in rows]
 
 
 def _row(processor_id: str) -> SandboxDispute:
