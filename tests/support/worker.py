@@ -20,6 +20,9 @@ is another process and sees only committed rows.
   and it is appended to the AssertionError when the worker fails to come up.
 - `kill()` sends SIGKILL to the worker and its pool children; `stop()` asks for a warm
   shutdown and falls back to SIGKILL. Leaving the `with` block stops it.
+- `restart=True` starts the worker again 2 s after it exits on its own, as the shipped unit
+  does (`Restart=always`, `RestartSec=2` in deploy/systemd/gateway-worker.service); `restarts`
+  counts how often. kill() and stop() are not exits on its own.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -54,7 +58,7 @@ def database_url_for_tests() -> str:
 class CeleryWorker:
     def __init__(self, *, beat: bool = False, concurrency: int = 2, env: dict | None = None,
                  settings: dict | None = None, redis_url: str | None = None, purge: bool = True, loglevel: str = "INFO",
-                 log_dir: str | os.PathLike | None = None, ready_timeout: float = 45.0):
+                 log_dir: str | os.PathLike | None = None, ready_timeout: float = 45.0, restart: bool = False):
         self.beat = beat
         self.concurrency = concurrency
         self.extra_env = dict(env or {})
@@ -68,6 +72,10 @@ class CeleryWorker:
         self._process: subprocess.Popen | None = None
         self._log_path: Path | None = None
         self._runs = 0
+        self.restart = restart
+        self.restarts = 0
+        self._lock = threading.Lock()
+        self._wanted = False  # True between start() and kill()/stop(): an exit then is the worker's own
 
     # lifecycle -----------------------------------------------------------------------------
     def environment(self) -> dict:
@@ -106,6 +114,15 @@ class CeleryWorker:
 
     def start(self) -> CeleryWorker:
         assert not self.running, "the worker is already running"
+        with self._lock:
+            self._spawn()
+            self._wanted = True
+        if self.restart:
+            threading.Thread(target=self._supervise, args=(self._process,), daemon=True).start()
+        self._wait_ready()
+        return self
+
+    def _spawn(self) -> None:
         self._log_path = self._dir / f"worker-{self._runs}.log"
         log = open(self._log_path, "wb")
         try:
@@ -115,8 +132,19 @@ class CeleryWorker:
         finally:
             log.close()
         self._runs += 1
-        self._wait_ready()
-        return self
+
+    def _supervise(self, process: subprocess.Popen) -> None:
+        # What systemd does for Restart=always: the worker exited while it was wanted, so after
+        # RestartSec a new one starts. One thread per start(); it ends when the worker is let go.
+        while True:
+            process.wait()
+            time.sleep(2)
+            with self._lock:
+                if not self._wanted or self._process is not process:
+                    return
+                self._spawn()
+                self.restarts += 1
+                process = self._process
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.ready_timeout
@@ -140,6 +168,8 @@ class CeleryWorker:
 
     def kill(self) -> None:
         """SIGKILL the worker and its pool processes at once: no shutdown, no acks."""
+        with self._lock:
+            self._wanted = False
         if self._process is None:
             return
         try:
@@ -151,6 +181,8 @@ class CeleryWorker:
 
     def stop(self, timeout: float = 15.0) -> None:
         """Warm shutdown (SIGTERM): running tasks finish; SIGKILL after `timeout`."""
+        with self._lock:
+            self._wanted = False
         if self._process is None:
             return
         if self._process.poll() is None:
