@@ -302,7 +302,7 @@ class HAProxy:
     def start(self) -> HAProxy:
         self.folder.mkdir(parents=True, exist_ok=True)
         key = self.folder / "key.pem"
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-subj",
                         "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key),
                         "-out", str(self.certificate)], check=True, capture_output=True)
         (self.folder / "gateway.pem").write_bytes(self.certificate.read_bytes() + key.read_bytes())
