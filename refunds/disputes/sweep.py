@@ -11,8 +11,9 @@
    This step also runs alone every minute (`deadline_alerts_raise`, beat entry
    "disputes-deadlines"): it reads the database only.
 
-Each step calls the acquirer with nothing held, one dispute or payment at a time, and one that
-fails (the processor unreachable) is left for the next run: nothing here raises for it.
+Each step calls the acquirer with nothing held, one dispute or payment at a time (the database
+is read and written a batch at a time), and one that fails (the processor unreachable) is left
+for the next run: nothing here raises for it.
 """
 from __future__ import annotations
 
@@ -57,23 +58,32 @@ def _news(found, dispute: Dispute) -> bool:
             or found.updated_at > dispute.processor_updated_at)
 
 
-def _refresh(acquirer: Acquirer | None, dispute_pk: int, result: SweepResult) -> None:
-    dispute = Dispute.objects.select_related("payment").get(pk=dispute_pk)
-    acquirer = acquirer or acquirer_for(dispute.payment)
-    # Another acquirer's dispute (the gateway moved) is only marked read, so that it does not
-    # hold the queue: no one here can read it; staff follow it in that processor's dashboard.
-    if dispute.acquirer == acquirer.name:
-        try:
-            found = acquirer.dispute_get(processor_id=dispute.processor_dispute_id)
-            if _news(found, dispute):
-                dispute_record(payment_pk=dispute.payment_id, acquirer=acquirer.name, found=found, source="sweep")
-                result.refreshed += 1
-        except (AcquirerError, InvalidDisputeTransition) as exc:
-            result.errors.append(f"{dispute.dispute_id}: {exc}")
-            logger.warning("disputes sweep: dispute %s not read: %s", dispute.dispute_id, exc)
-            return  # not read: first in the queue next run
+def _refresh(routed: Acquirer | None, dispute_pks: list[int], result: SweepResult) -> None:
+    # The batch read in one query and marked read in one statement; between, one processor call
+    # per dispute with nothing held. A row read here may be older than the dispute by the time
+    # its turn comes (a webhook meanwhile): dispute_record compares under the lock.
+    disputes = Dispute.objects.select_related("payment").in_bulk(dispute_pks)
+    read = []
+    for pk in dispute_pks:
+        dispute = disputes.get(pk)
+        if dispute is None:
+            continue
+        acquirer = routed or acquirer_for(dispute.payment)
+        # Another acquirer's dispute (the gateway moved) is only marked read, so that it does not
+        # hold the queue: no one here can read it; staff follow it in that processor's dashboard.
+        if dispute.acquirer == acquirer.name:
+            try:
+                found = acquirer.dispute_get(processor_id=dispute.processor_dispute_id)
+                if _news(found, dispute):
+                    dispute_record(payment_pk=dispute.payment_id, acquirer=acquirer.name, found=found, source="sweep")
+                    result.refreshed += 1
+            except (AcquirerError, InvalidDisputeTransition) as exc:
+                result.errors.append(f"{dispute.dispute_id}: {exc}")
+                logger.warning("disputes sweep: dispute %s not read: %s", dispute.dispute_id, exc)
+                continue  # not read: first in the queue next run
+        read.append(pk)
     # Read now, whether or not anything changed (dispute_record leaves an older word unwritten).
-    Dispute.objects.filter(pk=dispute_pk).update(synced_at=timezone.now())
+    Dispute.objects.filter(pk__in=read).update(synced_at=timezone.now())
 
 
 def _ask(routed: Acquirer | None, now: datetime, result: SweepResult) -> None:
@@ -130,8 +140,7 @@ def disputes_sweep(*, now: datetime | None = None, acquirer: Acquirer | None = N
     ensure_no_transaction()
     now = now or timezone.now()
     result = SweepResult()
-    for pk in selectors.disputes_stale(synced_before=now - REFRESH_AFTER, limit=DISPUTES_PER_RUN):
-        _refresh(acquirer, pk, result)
+    _refresh(acquirer, selectors.disputes_stale(synced_before=now - REFRESH_AFTER, limit=DISPUTES_PER_RUN), result)
     _ask(acquirer, now, result)
     result.alerts = deadline_alerts_raise(now=now)
     return result

@@ -296,6 +296,31 @@ def test_a_sandbox_dispute_left_unanswered_is_lost_at_its_deadline(merchant, clo
     assert [e.event_type for e in events_of(merchant)] == ["dispute.opened", "dispute.closed"]
 
 
+def test_the_sweep_reads_and_marks_its_stale_disputes_a_batch_at_a_time(merchant, clock):
+    import re
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from refunds.disputes.sweep import REFRESH_AFTER
+
+    def statements_on_disputes_in_a_refresh(how_many):
+        for _ in range(how_many):
+            make_success_payment(merchant, amount=sandbox_disputes.DISPUTED_AMOUNT_LOST)
+        disputes_sweep()  # finds them
+        clock.move(REFRESH_AFTER + timedelta(minutes=1))  # every one is stale, none has news
+        with CaptureQueriesContext(connection) as captured:
+            result = disputes_sweep()
+        assert not result.errors and result.refreshed == 0
+        assert not Dispute.objects.filter(synced_at__lt=clock.now() - timedelta(seconds=1)).exists()
+        return sum(1 for q in captured.captured_queries if re.search(r'"refunds_dispute"', q["sql"]))
+
+    few = statements_on_disputes_in_a_refresh(2)
+    many = statements_on_disputes_in_a_refresh(6)  # the 2 again, and 6 more
+    assert Dispute.objects.count() == 8
+    assert many == few  # one read and one update for the batch, not two per dispute
+
+
 # -- deadlines ----------------------------------------------------------------------------------------
 
 def test_the_deadline_alert_fires_once_within_48_hours_and_not_before(merchant, paid):
