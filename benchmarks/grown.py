@@ -2,6 +2,7 @@
 side by side, in one run (issue 30: "cost that stays flat as data grows").
 
     benchmarks/grown_run --grown-url postgres://.../gw_big [--rounds 3] [--seconds 5] [--label "5 million payments"]
+    benchmarks/grown_run --sweeps-only     # the three sweeps per due row, both sides, nothing else
 
 The grown database is filled beforehand, once, by benchmarks/bigdata.py (minutes for 5 million
 payments; its merchant BENCH takes the largest share and its keys are in --grown-merchant, the
@@ -226,6 +227,9 @@ class Side:
         # Its webhooks come to this run's receiver.
         self.stack.psql(f"UPDATE gateway_merchant SET webhook_url = 'http://127.0.0.1:{RECEIVER_PORT}/webhook' "
                         f"WHERE code = '{self.creds.code}'")
+        if self.args.sweeps_only:
+            self.sweeps()
+            return self.results
         self.targets = self.op("targets", self.creds.code)
         names = ["S2S creation", "hosted creation", "enquiry, a new payment", "enquiry, a year-old payment",
                  "refund creation (100 paise)", "refund by id", "refund list, first page",
@@ -305,7 +309,7 @@ def table(empty: dict, grown: dict, label: str) -> str:
         count = e.get("count", e.get("deleted"))
         lines.append(f"| {sweep} sweep, ms per due row ({count} rows) | {e['ms_per_row']:.3f} | {g['ms_per_row']:.3f} | "
                      f"{g['ms_per_row'] / e['ms_per_row']:.2f} |")
-    for name, e in empty["console"].items():
+    for name, e in empty.get("console", {}).items():
         g = grown["console"][name]
         lines.append(f"| {name}, ms | {e:.1f} | {g:.1f} | {g / max(e, 0.1):.2f} |")
     return "\n".join(lines)
@@ -332,6 +336,8 @@ def main() -> None:
     parser.add_argument("--drain", type=int, default=2_000)
     parser.add_argument("--retention", type=int, default=20_000)
     parser.add_argument("--only", choices=["empty", "grown"], help="one side only (its figures in --json)")
+    parser.add_argument("--sweeps-only", action="store_true",
+                        help="the sweeps alone: no endpoint rounds, no console (minutes instead of half an hour)")
     parser.add_argument("--json", default=str(ROOT / "var/benchmarks/grown.json"))
     args = parser.parse_args()
 

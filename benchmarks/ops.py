@@ -72,14 +72,20 @@ def expiry(code: str, count: int) -> dict:
 
     merchant = Merchant.objects.get(code=code)
     now = timezone.now()
-    fresh = {"sabpaisa_txn_id": "'SPEXP' || lpad(g::text, 15, '0')", "payment_id": "'pay_exp' || g",
-             "merchant_txn_id": "'EXP-' || g"}
+    # Ids of this run's own (a base-36 tag of the second), so that a database keeps earlier runs' rows.
+    tag, n = "", int(time.time())
+    while n:
+        n, digit = divmod(n, 36)
+        tag = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + tag
+    tag = tag[-6:].upper()
+    fresh = {"sabpaisa_txn_id": f"'SPX{tag}' || lpad(g::text, 12, '0')", "payment_id": f"'pay_x{tag}' || g",
+             "merchant_txn_id": f"'EXP-{tag}-' || g"}
     columns = [f.column for f in Payment._meta.concrete_fields if not f.primary_key]
     quote = connection.ops.quote_name
     with transaction.atomic():
         template = Payment.objects.create(
-            merchant=merchant, flow=Payment.Flow.HOSTED, status=Payment.Status.PENDING, merchant_txn_id="EXP-0",
-            sabpaisa_txn_id="SPEXP" + "0" * 15, amount=49900, return_url="https://shop.example/done",
+            merchant=merchant, flow=Payment.Flow.HOSTED, status=Payment.Status.PENDING, merchant_txn_id=f"EXP-{tag}-0",
+            sabpaisa_txn_id=f"SPX{tag}" + "0" * 12, amount=49900, return_url="https://shop.example/done",
             customer_name="Asha Rao", customer_email="asha@example.com", client_secret_hash="0" * 64,
             expires_at=now - timedelta(minutes=1))
         with connection.cursor() as cur:
