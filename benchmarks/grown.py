@@ -78,7 +78,8 @@ def op_targets(code: str) -> dict:
     month = (year_ago - timedelta(days=30)).date(), year_ago.date()
     paid = mine.filter(status="SUCCESS").exclude(bank_rrn="").order_by("-created_at")[100]
     refunded = Refund.objects.filter(merchant=merchant, status="SUCCESS").order_by("-created_at")[10]
-    event = WebhookEvent.objects.filter(merchant=merchant, event_type__startswith="payment.").order_by("-created_at")[10]
+    # The event of a payment, not one of an earlier run's drain (events without a payment).
+    event = WebhookEvent.objects.filter(merchant=merchant, subject_id=paid.sabpaisa_txn_id).order_by("-created_at")[0]
     return {
         "new": new, "old": old, "refundable": refundable, "refunds": refunds,
         "month": [month[0].isoformat(), month[1].isoformat()],
