@@ -176,6 +176,8 @@ class Side:
                            web_workers=args.web_workers, worker_concurrency=args.worker_concurrency,
                            env={"SANDBOX_UPI_SUCCESS_DELAY_SECONDS": "1"})
         self.results: dict = {"rows": {}}
+        # merchantTxnIds of this run's own: the grown database keeps every earlier run's orders.
+        self.run_tag = f"{int(time.time()) % 10**6:06d}"
 
     def op(self, *args: str) -> dict:
         out = subprocess.run([PYTHON, "-m", "benchmarks.grown", "op", *args], cwd=ROOT, env=self.stack.env(),
@@ -188,9 +190,9 @@ class Side:
         if name == "bare":
             return bodies.bare(port)
         if name == "S2S creation":
-            return bodies.s2s(port, c, int(1500 * self.args.seconds), prefix=f"G{self.label[0]}{tag}-")
+            return bodies.s2s(port, c, int(1500 * self.args.seconds), prefix=f"G{self.label[0]}{self.run_tag}{tag}-")
         if name == "hosted creation":
-            return bodies.hosted(port, c, int(1500 * self.args.seconds), prefix=f"H{self.label[0]}{tag}-")
+            return bodies.hosted(port, c, int(1500 * self.args.seconds), prefix=f"H{self.label[0]}{self.run_tag}{tag}-")
         if name == "enquiry, a new payment":
             return bodies.enquiry(port, c, t["new"])
         if name == "enquiry, a year-old payment":
