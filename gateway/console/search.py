@@ -49,7 +49,12 @@ def identifiers_for(term: str) -> list[Identifier]:
     found += [Identifier(name, q) for name, q in payment_selectors.payment_contact_conditions(term)]
     if REFERENCE.fullmatch(term):
         found.append(Identifier("bank reference (RRN)", Q(bank_rrn=term)))
-        found.append(Identifier("transfer reference", Q(transfer_reference=upper) | Q(transfer_reference=term)))
+        # Resolved first, like the two below: nearly every payment's transfer reference is
+        # empty, so a generic plan (a prepared statement's, the term unknown) takes the branch
+        # to match every row, and with the LIMIT read the payments table from end to end (2.8 s
+        # at 5 million payments) rather than the index that holds the non-empty ones.
+        transferred = payment_selectors.payment_pks_where(Q(transfer_reference__in={upper, term}))
+        found.append(Identifier("transfer reference", Q(pk__in=transferred)))
         refunded = refund_selectors.refund_payment_pks_by_bank_reference(term)
         found.append(Identifier("refund bank reference", Q(pk__in=refunded)))
     if len(term) <= payment_selectors.MERCHANT_TXN_ID_MAX_LENGTH:
