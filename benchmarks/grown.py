@@ -131,7 +131,7 @@ def op_lists(code: str, from_day: str, to_day: str) -> dict:
     return {
         "refund list, first page (in-process)": ms_median(lambda: refunds_page_for_merchant(merchant=merchant)),
         "refund list, a month a year ago (in-process)": ms_median(
-            lambda: refunds_page_for_merchant(merchant=merchant, from_day=month[0], to_day=month[1])),
+            lambda: refunds_page_for_merchant(merchant=merchant, from_day=month[0], to_day=month[1], size=5)),
     }
 
 
@@ -217,7 +217,11 @@ class Side:
         if name == "refund list, first page":
             return [bodies.raw("GET", f"/api/v2/refunds?merchantId={c.code}", port=port, headers=key)]
         if name == "refund list, a month a year ago":
-            query = urllib.parse.urlencode({"merchantId": c.code, "fromDate": t["month"][0], "toDate": t["month"][1]})
+            # A page of 5: the small database's month a year ago holds 6 refunds, under a page of
+            # the default 20, and a short page skips the count and serialises fewer refunds, so
+            # the two sides did unequal work (grown / empty 0.67 and 0.69 on a quiet machine).
+            query = urllib.parse.urlencode({"merchantId": c.code, "fromDate": t["month"][0], "toDate": t["month"][1],
+                                            "size": 5})
             return [bodies.raw("GET", f"/api/v2/refunds?{query}", port=port, headers=key)]
         raise KeyError(name)
 
