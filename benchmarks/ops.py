@@ -72,12 +72,8 @@ def expiry(code: str, count: int) -> dict:
 
     merchant = Merchant.objects.get(code=code)
     now = timezone.now()
-    # Ids of this run's own (a base-36 tag of the second), so that a database keeps earlier runs' rows.
-    tag, n = "", int(time.time())
-    while n:
-        n, digit = divmod(n, 36)
-        tag = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + tag
-    tag = tag[-6:].upper()
+    # Ids of this run's own, so that a database keeps earlier runs' rows (grown.py tags its orders alike).
+    tag = f"{int(time.time()) % 10**6:06d}"
     fresh = {"sabpaisa_txn_id": f"'SPX{tag}' || lpad(g::text, 12, '0')", "payment_id": f"'pay_x{tag}' || g",
              "merchant_txn_id": f"'EXP-{tag}-' || g"}
     columns = [f.column for f in Payment._meta.concrete_fields if not f.primary_key]
