@@ -20,13 +20,15 @@ is another process and sees only committed rows.
   and it is appended to the AssertionError when the worker fails to come up.
 - `kill()` sends SIGKILL to the worker and its pool children; `stop()` asks for a warm
   shutdown and falls back to SIGKILL. Leaving the `with` block stops it.
-- `restart=True` starts the worker again 2 s after it exits on its own, as the shipped unit
-  does (`Restart=always`, `RestartSec=2` in deploy/systemd/gateway-worker.service); `restarts`
-  counts how often. kill() and stop() are not exits on its own.
+- `restart=True` starts the worker again RESTART_SECONDS after it exits on its own, as the
+  shipped unit does (`Restart=always` and its `RestartSec` in
+  deploy/systemd/gateway-worker.service); `restarts` counts how often. kill() and stop() are
+  not exits on its own.
 """
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -38,6 +40,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[2]
+# How long the shipped unit waits before it starts a worker that exited (restart=True does the same).
+RESTART_SECONDS = float(re.search(r"^RestartSec=(\d+)$", (ROOT / "deploy/systemd/gateway-worker.service").read_text(),
+                                  re.MULTILINE).group(1))
 
 __all__ = ["CeleryWorker", "database_url_for_tests"]
 
@@ -138,7 +143,7 @@ class CeleryWorker:
         # RestartSec a new one starts. One thread per start(); it ends when the worker is let go.
         while True:
             process.wait()
-            time.sleep(2)
+            time.sleep(RESTART_SECONDS)
             with self._lock:
                 if not self._wanted or self._process is not process:
                     return

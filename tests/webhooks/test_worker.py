@@ -13,7 +13,7 @@ from tests.support.factories import make_merchant
 from tests.support.receiver import Reply
 from tests.support.spare_redis import SpareRedis
 from tests.support.waiting import wait_until
-from tests.support.worker import CeleryWorker, database_url_for_tests
+from tests.support.worker import RESTART_SECONDS, CeleryWorker, database_url_for_tests
 from webhooks.models import WebhookDelivery
 from webhooks.services import event_record
 
@@ -143,5 +143,5 @@ def test_the_test_worker_comes_back_after_it_dies_as_the_shipped_unit_does(merch
         assert wait_until(lambda: delivered(event.id)).attempts == 1
     finally:
         worker.stop()
-    time.sleep(3)  # longer than RestartSec: a worker let go stays down
+    time.sleep(RESTART_SECONDS + 1)  # longer than RestartSec: a worker let go stays down
     assert not worker.running and worker.restarts == 1
