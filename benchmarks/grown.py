@@ -91,12 +91,12 @@ def op_targets(code: str) -> dict:
 
 
 def op_console(terms_json: str) -> dict:
+    from django.db import connection
+
     from gateway.console.attention import attention_sections
     from gateway.console.dashboard import dashboard_context
     from gateway.console.search import payment_search
     from payments.models import Payment
-
-    from django.db import connection
 
     # Any statement of these pages slower than 100 ms leaves its plan, with its timings, in
     # PostgreSQL's log (auto_explain): a slow figure comes with the reason.

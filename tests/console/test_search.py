@@ -2,11 +2,14 @@
 the list filters by merchant, status, method, flow and IST day."""
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from datetime import timedelta
 
 import pytest
 from django.db import connection
+from psycopg import sql as psycopg_sql
 from django.utils import timezone
 
 from gateway.console.kit.days import today
@@ -118,11 +121,6 @@ def test_every_identifier_is_looked_up_through_an_index_by_a_generic_plan_too(ta
     (2.8 s): the phone key's constants travelled as parameters, so the generic plan's expression
     was not the index's, and the transfer reference (empty on nearly every payment) was looked
     up in the same statement, where only a known, non-empty value can use its partial index."""
-    import itertools
-    import re
-
-    from psycopg import sql as psycopg_sql
-
     for name, term in identifiers(target).items():
         queryset, _ = payment_search(Payment.objects.all(), term)
         sql, params = queryset[:100].query.sql_with_params()

@@ -4,10 +4,13 @@ them; the money they take back; the sandbox's test disputes found by the sweep; 
 alert. Cashfree's disputes: tests/acquirer_cashfree/test_disputes*.py."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from gateway.platform.models import AuditRecord
@@ -16,7 +19,7 @@ from payments.acquirer.base import DisputeEvidenceType, DisputeFound, Settlement
 from payments.acquirer.sandbox import disputes as sandbox_disputes
 from refunds.disputes import selectors
 from refunds.disputes.state import TRANSITIONS, InvalidDisputeTransition
-from refunds.disputes.sweep import deadline_alerts_raise, disputes_sweep
+from refunds.disputes.sweep import REFRESH_AFTER, deadline_alerts_raise, disputes_sweep
 from refunds.disputes.transitions import dispute_record
 from refunds.models import Dispute, DisputeEvent, Settlement
 from refunds.settlements import fetching
@@ -297,13 +300,6 @@ def test_a_sandbox_dispute_left_unanswered_is_lost_at_its_deadline(merchant, clo
 
 
 def test_the_sweep_reads_and_marks_its_stale_disputes_a_batch_at_a_time(merchant, clock):
-    import re
-
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    from refunds.disputes.sweep import REFRESH_AFTER
-
     def statements_on_disputes_in_a_refresh(how_many):
         for _ in range(how_many):
             make_success_payment(merchant, amount=sandbox_disputes.DISPUTED_AMOUNT_LOST)
