@@ -21,7 +21,7 @@ from django.db import connection
 from gateway.core.metrics import payments_created
 from gateway.perf import sql
 from gateway.platform.models import Merchant
-from payments.models import IdempotencyRecord, Payment, PaymentEvent
+from payments.models import IdempotencyRecord, MerchantTxnClaim, Payment, PaymentEvent
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,15 @@ def idempotency_key_take(record: IdempotencyRecord, *, merchant_txn_id: str | No
     was inserted or nothing asked."""
     question = None if merchant_txn_id is None else _txn_id_question(record.merchant, merchant_txn_id)
     return sql.insert_unless_taken(IdempotencyRecord, record, question, flush_to_disk=False)
+
+
+def txn_claim_insert(claim: MerchantTxnClaim) -> bool:
+    """Insert `claim` unless its merchant's merchantTxnId is claimed already (or, astronomically
+    rarely, its ids are): True when inserted, with its primary key set. One statement, committed
+    by itself, where the ORM's create needs BEGIN, INSERT and COMMIT to survive the
+    IntegrityError: every S2S creation makes it, so two round trips fewer per creation."""
+    inserted, _ = sql.insert_unless_taken(MerchantTxnClaim, claim)
+    return inserted
 
 
 def idempotency_response_store(response: KeyResponse, *, payment: Payment | None) -> bool:

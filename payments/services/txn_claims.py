@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Iterator
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from gateway.core.errors import DuplicateTransaction, PaymentFailed, ProcessingError
@@ -38,6 +38,7 @@ from gateway.core.transactions import ensure_no_transaction
 from gateway.platform.models import Merchant
 from payments.acquirer.base import CALL_TIME_LIMIT
 from payments.models import MerchantTxnClaim, Payment
+from payments.writes import txn_claim_insert
 
 logger = logging.getLogger(__name__)
 
@@ -68,13 +69,11 @@ def txn_claim_take(*, merchant: Merchant, merchant_txn_id: str, key: str | None 
     ClaimBusy while another request holds it, DuplicateTransaction when a payment has it."""
     ensure_no_transaction()
     now = timezone.now()
-    try:
-        with transaction.atomic():
-            row = MerchantTxnClaim.objects.create(merchant=merchant, merchant_txn_id=merchant_txn_id,
-                                                  key=key or "", lease_until=now + CLAIM_LEASE)
+    row = MerchantTxnClaim(merchant=merchant, merchant_txn_id=merchant_txn_id, key=key or "",
+                           lease_until=now + CLAIM_LEASE)
+    if txn_claim_insert(row):
         return _held(row)
-    except IntegrityError:
-        pass  # claimed before: by a request still in flight, one that ended, or a payment's
+    # Claimed before: by a request still in flight, one that ended, or a payment's.
     with transaction.atomic():
         # Serialises taking over a lapsed claim: of two requests that both find it lapsed, the
         # second waits here and then finds the first one's lease.
