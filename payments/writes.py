@@ -1,7 +1,7 @@
 """payments' hand-written statements: the one module of payments that uses gateway.perf.sql.
 
-The API's hottest paths write a payment with its events, take an idempotency key and store its
-response; their statements are written once by gateway.perf.sql (one round trip where the ORM
+The API's hottest paths write a payment with its events, claim its merchantTxnId, take an
+idempotency key and store its response; their statements are written once by gateway.perf.sql (one round trip where the ORM
 needs two to four, and no queryset to compile: gateway/perf/sql.py says why). Services call the
 domain verbs below and never see the layer's types.
 
