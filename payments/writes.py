@@ -1,9 +1,9 @@
 """payments' hand-written statements: the one module of payments that uses gateway.perf.sql.
 
 The API's hottest paths write a payment with its events, claim its merchantTxnId, take an
-idempotency key and store its response; their statements are written once by gateway.perf.sql (one round trip where the ORM
-needs two to four, and no queryset to compile: gateway/perf/sql.py says why). Services call the
-domain verbs below and never see the layer's types.
+idempotency key and store its response; their statements are written once by gateway.perf.sql
+(one round trip where the ORM needs two to four, and no queryset to compile: gateway/perf/sql.py
+says why). Services call the domain verbs below and never see the layer's types.
 
 Two reads live here too, because they are statements of the same kind and the wall is "one
 module per app imports gateway.perf.sql": whether a merchantTxnId is taken (also asked inside
