@@ -40,9 +40,17 @@ from pathlib import Path
 from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def unit_restart_seconds(unit: str) -> float:
+    """The RestartSec= of deploy/systemd/`unit`: how long systemd waits before it starts again a
+    process that exited (Restart=always). The harnesses wait as long (tests/support/deploy.py too)."""
+    text = (ROOT / "deploy" / "systemd" / unit).read_text()
+    return float(re.search(r"^RestartSec=(\d+)$", text, re.MULTILINE).group(1))
+
+
 # How long the shipped unit waits before it starts a worker that exited (restart=True does the same).
-RESTART_SECONDS = float(re.search(r"^RestartSec=(\d+)$", (ROOT / "deploy/systemd/gateway-worker.service").read_text(),
-                                  re.MULTILINE).group(1))
+RESTART_SECONDS = unit_restart_seconds("gateway-worker.service")
 
 __all__ = ["CeleryWorker", "database_url_for_tests"]
 
