@@ -8,12 +8,14 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from gateway.console import buckets
 from gateway.console.dashboard import WINDOW, dashboard_context
 from gateway.console.kit.days import local
 from gateway.console.models import DashboardBucket
+from payments import selectors
 from payments.models import Payment
 from payments.services.transitions import payment_expire, payment_mark_failed, payment_mark_succeeded
 from tests.support.factories import make_payment, new_rrn
@@ -160,10 +162,6 @@ def test_the_open_payments_of_folded_buckets_are_asked_for_in_one_parameter_howe
     run); the dashboard and the fold read them by id. As one array parameter the statement is
     the same text for 4 ids or 3,001; with a placeholder per id it grew with the list and cost
     115 to 200 ms for 15,349 ids before PostgreSQL read a row."""
-    from django.db import connection
-
-    from payments import selectors
-
     now = timezone.now()
     open_one = made_at(make_payment(shop, status=Payment.Status.PROCESSING), now - timedelta(hours=2))
     final_one = made_at(make_payment(shop, status=Payment.Status.SUCCESS), now - timedelta(hours=3))
