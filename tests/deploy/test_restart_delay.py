@@ -12,7 +12,7 @@ from tests.support.worker import unit_restart_seconds
 def test_each_unit_is_restarted_after_its_own_restart_delay(tmp_path):
     assert (unit_restart_seconds("gateway-web.service"), unit_restart_seconds("gateway-worker.service"),
             unit_restart_seconds("gateway-beat.service")) == (2, 2, 5)
-    beat = Process("beat", "gateway-beat.service", ["sh", "-c", "exit 0"], {}, tmp_path).start()
+    beat = Process("beat", ["sh", "-c", "exit 0"], {}, tmp_path, unit="gateway-beat.service").start()
     try:
         time.sleep(3.5)  # past web's and worker's delay, within beat's
         assert (beat.runs, beat.restarts) == (1, 0)

@@ -187,15 +187,17 @@ def unit_env(*files: str, **overrides: str) -> dict[str, str]:
 
 
 class Process:
-    """One process of `unit`, in a session of its own, logging to a file.
+    """One process, in a session of its own, logging to a file.
 
-    systemd's Restart=always, as the units say: a process that exits by itself is started again
-    after the unit's RestartSec (a Celery worker exits so on a broker outage it cannot recover
-    from in-process)."""
+    Of one of deploy/systemd's `unit`s, it does what the unit's Restart=always says: a process
+    that exits by itself is started again after the unit's RestartSec (a Celery worker exits so
+    on a broker outage it cannot recover from in-process). Without a unit (a test's Prometheus)
+    it is not started again."""
 
-    def __init__(self, name: str, unit: str, command: list[str], env: dict[str, str], folder: Path):
+    def __init__(self, name: str, command: list[str], env: dict[str, str], folder: Path, *,
+                 unit: str | None = None):
         self.name, self.command, self.env, self.folder = name, command, env, folder
-        self.restart_seconds = unit_restart_seconds(unit)
+        self.restart_seconds = unit_restart_seconds(unit) if unit else None
         self.process: subprocess.Popen | None = None
         self.runs = 0
         self.restarts = 0  # by the Restart=always stand-in, not by a test
@@ -226,6 +228,8 @@ class Process:
     def _supervise(self, process: subprocess.Popen) -> None:
         while True:
             process.wait()
+            if self.restart_seconds is None:
+                return
             time.sleep(self.restart_seconds)
             with self._lock:
                 if not self._wanted or self.process is not process:
@@ -263,7 +267,7 @@ class WebNode(Process):
     def __init__(self, name: str, env: dict[str, str], folder: Path, *, workers: int):
         self.port = free_port()
         env = {**unit_env("web.env", **env), "WEB_BIND": f"127.0.0.1:{self.port}", "WEB_WORKERS": str(workers)}
-        super().__init__(name, "gateway-web.service", unit_command("gateway-web.service", env), env, folder)
+        super().__init__(name, unit_command("gateway-web.service", env), env, folder, unit="gateway-web.service")
 
     def ready(self) -> bool:
         if not self.running:
@@ -424,10 +428,11 @@ class Cluster:
             command = unit_command("gateway-worker.service", env_i)
             # Two workers on one machine need two names (systemd's %H is each node's host name).
             command = [w.replace("worker@", f"worker{i}@") for w in command]
-            self.workers.append(Process(f"worker{i}", "gateway-worker.service", command, env_i, self.folder).start())
+            worker = Process(f"worker{i}", command, env_i, self.folder, unit="gateway-worker.service")
+            self.workers.append(worker.start())
         beat_env = unit_env("beat.env", **self.overrides)
-        self.beat = Process("beat", "gateway-beat.service", unit_command("gateway-beat.service", beat_env), beat_env,
-                            self.folder).start()
+        self.beat = Process("beat", unit_command("gateway-beat.service", beat_env), beat_env, self.folder,
+                            unit="gateway-beat.service").start()
         for worker in self.workers:
             wait_until(lambda: " ready." in worker.log_text() or not worker.running, 60,
                        lambda: f"{worker.name} not ready:\n{worker.log_text()[-3000:]}")
