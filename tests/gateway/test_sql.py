@@ -103,6 +103,34 @@ def test_insert_with_children_writes_both_in_one_statement_and_a_duplicate_write
     assert PaymentEvent.objects.count() == 2 and Payment.objects.count() == 1
 
 
+@pytest.mark.parametrize("claimed", [False, True], ids=["alone", "under a claim"])
+def test_insert_with_children_leaves_out_only_the_nullable_columns_left_none(claimed):
+    """sql._left_null: a nullable field left None is not in the statement (its column is NULL
+    anyway); the same field with a value is, and each shape is stored as given."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    merchant = make_merchant().merchant
+    when = timezone.now().replace(microsecond=0)
+    for n, (paid, completed) in enumerate([(None, None), (700, when), (None, when)]):
+        record = _record(merchant, f"k-null-{n}")
+        record.save()
+        parent = Payment(merchant=merchant, flow=Payment.Flow.S2S, merchant_txn_id=f"NULL-{n}", amount=700,
+                         status=Payment.Status.PROCESSING, expires_at=when, paid_amount=paid, completed_at=completed)
+        claim = (sql.Claim(IdempotencyRecord, where={"pk": record.pk}, link="payment", values={"response_status": 201})
+                 if claimed else None)
+        with CaptureQueriesContext(connection) as queries:
+            assert sql.insert_with_children(parent, [PaymentEvent(payment=parent, kind=PaymentEvent.Kind.STATUS)],
+                                            link="payment", claim=claim)
+        statement = queries[0]["sql"]
+        assert ('"paid_amount"' in statement) == (paid is not None), statement
+        assert ('"completed_at"' in statement) == (completed is not None), statement
+        assert '"open_dispute"' not in statement  # nullable and None in every shape
+        stored = Payment.objects.get(pk=parent.pk)
+        assert (stored.paid_amount, stored.completed_at, stored.open_dispute, stored.amount) == (
+            paid, completed, None, 700)
+
+
 @pytest.mark.parametrize("one_statement", [True, False], ids=["postgresql", "other databases"])
 def test_insert_with_children_under_a_claim_writes_all_or_nothing(one_statement, monkeypatch):
     from django.db import connection

@@ -51,6 +51,28 @@ def _without_the_claim(statements):
     return [s for s in statements if s not in claim]
 
 
+def test_s2s_creation_statements_stay_within_the_drivers_cache_of_converted_statements(api, tm):
+    """psycopg converts a statement's text (its placeholders found, split and reassembled) once
+    and caches it, but only up to MAX_CACHED_STATEMENT_PARAMS parameters: the payment's insert,
+    with its two events, parsed its whole text again on every creation at 53 (sql._left_null
+    leaves the columns still NULL at creation out of it)."""
+    from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH, MAX_CACHED_STATEMENT_PARAMS
+
+    executed = []
+
+    def record(execute, sql, params, many, context):
+        executed.append((sql, len(params or ())))
+        return execute(sql, params, many, context)
+
+    post = _s2s(api, tm)
+    post()
+    with connection.execute_wrapper(record):
+        assert post().status_code == 201
+    assert [sql.split(" ", 1)[0] for sql, _ in executed] == ["SELECT", "INSERT", "WITH"], executed
+    for sql, count in executed:
+        assert count <= MAX_CACHED_STATEMENT_PARAMS and len(sql) <= MAX_CACHED_STATEMENT_LENGTH, (count, sql)
+
+
 def test_s2s_creation_is_two_statements_with_or_without_an_idempotency_key(api, tm):
     response, plain = _statements(_s2s(api, tm))
     plain = _without_the_claim(plain)
