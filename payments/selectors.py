@@ -18,12 +18,6 @@ def payment_get_for_merchant(*, merchant: Merchant, merchant_txn_id: str) -> Pay
     return payment
 
 
-def payment_txn_id_taken(*, merchant: Merchant, merchant_txn_id: str) -> bool:
-    """Whether the merchant has a payment (either flow) with that merchantTxnId. (Creation with
-    an idempotency key asks it inside the statement that takes the key: payments.writes.)"""
-    return writes.payment_txn_id_taken(merchant=merchant, merchant_txn_id=merchant_txn_id)
-
-
 NOT_FOUND_MESSAGE = "no payment with that merchantTxnId"
 
 

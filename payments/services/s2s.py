@@ -64,7 +64,6 @@ from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefuse
 from payments.lookups import mobile_digits
 from payments.models import Payment, PaymentEvent
 from payments.payloads import UDF_KEYS
-from payments.selectors import payment_txn_id_taken
 from payments.services.idempotency import Lease, LeaseLost, idempotency_run, request_fingerprint
 from payments.services.idempotency import Outcome as IdempotentOutcome
 from payments.services.routing import routed_answer, routed_call, routes_as_set
@@ -179,15 +178,15 @@ def s2s_payment_create(*, merchant: Merchant, data: dict) -> Payment:
 def _s2s_create(*, merchant: Merchant, data: dict, first_use=None) -> Registration:
     """s2s_payment_create, answering the acquirer's answer with the payment (its link).
     `first_use`, when given, runs once merchantTxnId is known to be unused."""
-    if payment_txn_id_taken(merchant=merchant, merchant_txn_id=data["merchantTxnId"]):
-        raise DuplicateTransaction()  # the common case, answered without troubling the acquirer
-    if first_use is not None:
-        first_use()
     try:
+        # DuplicateTransaction when a payment has the merchantTxnId: answered without troubling
+        # the acquirer, and in the claim's own statement.
         claim = txn_claim_take(merchant=merchant, merchant_txn_id=data["merchantTxnId"])
     except ClaimBusy:
         raise DuplicateTransaction() from None  # another request is creating it this moment
     with txn_claim_held(claim):
+        if first_use is not None:
+            first_use()  # refused (a replayed checksum): the claim's lease ends, its ids kept, as on any error
         registration = s2s_payment_register(merchant=merchant, data=data, claim=claim)
         s2s_payment_record(registration)
     return registration

@@ -17,7 +17,9 @@ constraint: an order at the processor with no payment of ours. Now:
   takes the claim over and calls the acquirer with the same sabpaisaTxnId, whose idempotency
   keys make the acquirer answer its first order instead of opening another.
 - A lapsed claim is taken over under a row lock, and only while no payment has the
-  merchantTxnId (DuplicateTransaction otherwise).
+  merchantTxnId (DuplicateTransaction otherwise). A new claim's own statement asks the same
+  (payments.writes.txn_claim_insert), so a duplicate of a payment made long ago costs one
+  round trip, and a creation needs no question of its own before it.
 
 Called outside any transaction (it commits the claim at once, which every other request must
 see), never holding a lock across the acquirer call.
@@ -71,7 +73,11 @@ def txn_claim_take(*, merchant: Merchant, merchant_txn_id: str, key: str | None 
     now = timezone.now()
     row = MerchantTxnClaim(merchant=merchant, merchant_txn_id=merchant_txn_id, key=key or "",
                            lease_until=now + CLAIM_LEASE)
-    if txn_claim_insert(row):
+    inserted, paid = txn_claim_insert(row)
+    if inserted:
+        if paid:  # a hosted payment's (which claims nothing), or one whose claim was deleted since
+            _mine(_held(row)).delete()
+            raise DuplicateTransaction()
         return _held(row)
     # Claimed before: by a request still in flight, one that ended, or a payment's.
     with transaction.atomic():

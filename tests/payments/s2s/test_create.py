@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from gateway.core.signing import compute_checksum
-from payments.models import IdempotencyRecord, Payment, PaymentEvent
+from payments.models import IdempotencyRecord, MerchantTxnClaim, Payment, PaymentEvent
 from payments.services.upi import payee_vpa
 from tests.payments.s2s.conftest import assert_error
 from tests.support.factories import signed_body
@@ -144,6 +144,22 @@ def test_a_merchant_txn_id_of_a_hosted_payment_is_duplicate_too(s2s_merchant, po
     Payment.objects.create(merchant=s2s_merchant.merchant, flow="HOSTED", merchant_txn_id="SHARED-1", amount=500,
                            status="PENDING", expires_at=timezone.now() + timedelta(minutes=30))
     assert_error(post(s2s_merchant, signed_body(s2s_merchant, merchantTxnId="SHARED-1")), "DUPLICATE_TRANSACTION")
+    assert not MerchantTxnClaim.objects.exists()  # the claim that found the payment is not left behind
+
+
+def test_a_replayed_checksum_ends_the_claim_and_keeps_its_ids_for_the_retry(s2s_merchant, post):
+    # The acquirer does not answer (the sandbox's SERVICE_UNAVAILABLE amount): the outcome is
+    # unknown, so the claim keeps the payment's ids with its lease ended. A replay of the
+    # checksum with another body, refused after it took the claim over, must not lose them.
+    body = signed_body(s2s_merchant, amount=100002, webhookUrl="http://93.184.215.14/orders/hook")
+    assert_error(post(s2s_merchant, body), "SERVICE_UNAVAILABLE")
+    kept = MerchantTxnClaim.objects.get()
+    assert_error(post(s2s_merchant, {**body, "webhookUrl": "http://93.184.215.15/collect"}), "INVALID_SIGNATURE")
+    after = MerchantTxnClaim.objects.get()
+    assert (after.pk, after.sabpaisa_txn_id, after.payment_id) == (kept.pk, kept.sabpaisa_txn_id, kept.payment_id)
+    assert after.lease_until <= timezone.now()
+    created = post(s2s_merchant, signed_body(s2s_merchant, merchantTxnId=body["merchantTxnId"]))
+    assert created.status_code == 201 and created.json()["txnId"] == kept.sabpaisa_txn_id
 
 
 def test_two_merchants_may_use_the_same_merchant_txn_id(s2s_merchant, other_merchant, post):
