@@ -36,3 +36,16 @@ def test_requests_are_spread_over_both_nodes_through_tls_and_pgbouncer(cluster, 
     log = cluster.balancer.log_text()
     assert "web/web1 " in log and "web/web2 " in log, log[-2000:]
     assert cluster.bouncer.process.poll() is None
+
+
+def test_workers_and_beat_run_at_their_units_lower_priority_and_the_web_nodes_at_the_usual(cluster):
+    """deploy/systemd's Nice=: the sweeps and deliveries give way to requests on a shared host."""
+    import os
+
+    from tests.support.deploy import unit_nice
+
+    assert (unit_nice("gateway-web.service"), unit_nice("gateway-worker.service"),
+            unit_nice("gateway-beat.service")) == (None, 5, 5)
+    assert {os.getpriority(os.PRIO_PROCESS, node.process.pid) for node in cluster.nodes} == {0}
+    background = [worker.process.pid for worker in cluster.workers] + [cluster.beat.process.pid]
+    assert {os.getpriority(os.PRIO_PROCESS, pid) for pid in background} == {5}

@@ -159,10 +159,12 @@ class PgBouncer:
 
 def unit_command(unit: str, env: dict[str, str]) -> list[str]:
     """The ExecStart= of deploy/systemd/`unit`, with ${VAR} from `env` and the install paths
-    (/opt/gateway/.venv/bin, /var/lib/gateway) replaced by this checkout's."""
+    (/opt/gateway/.venv/bin, /var/lib/gateway) replaced by this checkout's; run under `nice`
+    when the unit sets Nice=, as systemd runs it."""
     import shlex
 
-    line = next(line for line in (DEPLOY / "systemd" / unit).read_text().splitlines() if line.startswith("ExecStart="))
+    lines = (DEPLOY / "systemd" / unit).read_text().splitlines()
+    line = next(line for line in lines if line.startswith("ExecStart="))
     words = shlex.split(line.removeprefix("ExecStart="))
     bin_dir = str(Path(sys.executable).parent)
     command = []
@@ -173,7 +175,16 @@ def unit_command(unit: str, env: dict[str, str]) -> list[str]:
         word = word.replace("%H", socket.gethostname())
         assert "${" not in word, f"{unit}: {word} names a variable no env file sets"
         command.append(word)
-    return command
+    nice = unit_nice(unit)
+    return command if nice is None else ["nice", "-n", str(nice), *command]
+
+
+def unit_nice(unit: str) -> int | None:
+    """The Nice= of deploy/systemd/`unit`, or None when it sets none."""
+    for line in (DEPLOY / "systemd" / unit).read_text().splitlines():
+        if line.startswith("Nice="):
+            return int(line.removeprefix("Nice="))
+    return None
 
 
 def unit_env(*files: str, **overrides: str) -> dict[str, str]:
