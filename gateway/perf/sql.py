@@ -166,7 +166,7 @@ def insert_with_children(parent, children, *, link: str, claim: Claim | None = N
         shape = (claim.model, tuple(claim.values), tuple((name, value is None) for name, value in claim.where.items()),
                  claim.link)
         params = _claim_params(claim, connection)
-    plan = _children_plan(parent_model, child_model, link, len(children), shape, _left_null(parent), alias)
+    plan = _children_plan(parent_model, child_model, link, len(children), shape, _constants(parent), alias)
     params.extend(_insert_values(parent, plan.parent_fields, plan.parent_plain, connection))
     for child in children:
         params.extend(_insert_values(child, plan.child_fields, plan.child_plain, connection))
@@ -192,32 +192,58 @@ class _ChildrenPlan(NamedTuple):
     child_plain: tuple
 
 
-def _left_null(obj) -> tuple[str, ...]:
-    """The fields of `obj` its INSERT can leave out: nullable, None, and with no default in the
-    database (Django gives a column one only for db_default), so the column is NULL without
-    them. A payment has about 45 values, most empty at creation; each left out keeps the
-    statement within psycopg's cache of converted statements (50 parameters), which otherwise
-    parses the whole text again on every call."""
-    return tuple(name for name in _nullable(type(obj)) if getattr(obj, name) is None)
+def _constants(obj) -> tuple[tuple[str, object], ...]:
+    """(attname, value) for each field of `obj` whose value its INSERT writes without a
+    parameter: None of a nullable field with no default in the database (Django gives a column
+    one only for db_default), left out, so the column is NULL; and the empty string of a text
+    field (_constant_candidates), written as the literal ''. A payment has about 45 values, most of
+    them empty at creation; without a parameter each, its statement stays within psycopg's
+    cache of converted statements (50 parameters), past which psycopg parses the whole text
+    again on every call. The constants are part of the cached plan's shape."""
+    found = []
+    for name, empty in _constant_candidates(type(obj)):
+        value = getattr(obj, name)
+        if value is None if empty is None else (type(value) is str and value == ""):
+            found.append((name, empty))
+    return tuple(found)
+
+
+# Django's text fields whose get_db_prep_save stores '' as ''. (GenericIPAddressField is not one:
+# it stores '' as NULL.)
+_EMPTY_AS_GIVEN = (models.CharField, models.TextField, models.EmailField, models.URLField, models.SlugField)
 
 
 @lru_cache(maxsize=64)
-def _nullable(model) -> tuple[str, ...]:
-    """The attnames of `model`'s fields that _left_null may leave out: nullable, no database
-    default, and no pre_save that fills them in (auto_now, auto_now_add)."""
+def _constant_candidates(model) -> tuple[tuple[str, object], ...]:
+    """(attname, None) for `model`'s nullable fields with no database default and no pre_save
+    that fills them in (auto_now, auto_now_add); (attname, "") for its text fields of Django's
+    own kinds that store a string as given (_EMPTY_AS_GIVEN; not any subclass, which may
+    prepare '' otherwise, as an encrypted field would)."""
     meta = model._meta
-    return tuple(f.attname for f in meta.concrete_fields
-                 if f.null and f is not meta.pk and f.db_default is models.NOT_PROVIDED
-                 and not getattr(f, "auto_now", False) and not getattr(f, "auto_now_add", False))
+    found = []
+    for f in meta.concrete_fields:
+        if f is meta.pk or getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
+            continue
+        if f.null and f.db_default is models.NOT_PROVIDED:
+            found.append((f.attname, None))
+        elif type(f) in _EMPTY_AS_GIVEN and not f.null:
+            found.append((f.attname, ""))
+    return tuple(found)
+
+
+def _constant_sql(constants: tuple) -> tuple[frozenset, frozenset]:
+    """The attnames left out (None) and written as '' among `constants`."""
+    return (frozenset(name for name, value in constants if value is None),
+            frozenset(name for name, value in constants if value == ""))
 
 
 @lru_cache(maxsize=64)
-def _children_plan(parent_model, child_model, link: str, count: int, claim_shape, left_null: tuple,
+def _children_plan(parent_model, child_model, link: str, count: int, claim_shape, constants: tuple,
                    alias: str) -> _ChildrenPlan:
     """insert_with_children's statement for `count` children (and a claim of `claim_shape`:
     its model, the names of its values, its conditions' names and whether each is IS NULL,
-    its link), the parent's fields `left_null` left out, and the fields whose values fill it,
-    in order: written once."""
+    its link), the parent's `constants` written without parameters (_constants), and the
+    fields whose values fill it, in order: written once."""
     connection = connections[alias]
     quote = connection.ops.quote_name
     parent_meta, child_meta = parent_model._meta, child_model._meta
@@ -227,7 +253,7 @@ def _children_plan(parent_model, child_model, link: str, count: int, claim_shape
     child_columns = ", ".join(quote(f.column) for f in [fk, *child_fields])
     returning = f"RETURNING {quote(fk.column)}, {quote(child_meta.pk.column)}"
     if claim_shape is None:
-        parent_sql, parent_fields, _ = _insert_text(parent_model, 1, True, alias, left_null)
+        parent_sql, parent_fields, _ = _insert_text(parent_model, 1, True, alias, constants)
         row = "((SELECT " + pk_column + " FROM p), " + ", ".join(["%s"] * len(child_fields)) + ")"
         statement = (f"WITH p AS ({parent_sql} RETURNING {pk_column}) "
                      f"INSERT INTO {quote(child_meta.db_table)} ({child_columns}) VALUES {', '.join([row] * count)} "
@@ -242,14 +268,17 @@ def _children_plan(parent_model, child_model, link: str, count: int, claim_shape
         sets.append(f"{link_column} = nextval(pg_get_serial_sequence('{quote(parent_meta.db_table)}', "
                     f"'{parent_meta.pk.column}'))")
         conditions = [_condition(quote, _field(claim_meta, name), is_null) for name, is_null in where_shape]
-        parent_fields = tuple(f for f in parent_meta.concrete_fields
-                              if f is not parent_meta.pk and f.attname not in left_null)
+        omitted, empty = _constant_sql(constants)
+        parent_columns = tuple(f for f in parent_meta.concrete_fields
+                               if f is not parent_meta.pk and f.attname not in omitted)
+        parent_fields = tuple(f for f in parent_columns if f.attname not in empty)
+        parent_values = ", ".join("''" if f.attname in empty else _casts((f,), connection) for f in parent_columns)
         select = f"SELECT p.{pk_column}, {_casts(child_fields, connection)} FROM p"
         statement = (f"WITH c AS (UPDATE {quote(claim_meta.db_table)} SET {', '.join(sets)} "
                      f"WHERE {' AND '.join(conditions)} RETURNING {link_column}), "
                      f"p AS (INSERT INTO {quote(parent_meta.db_table)} "
-                     f"({pk_column}, {', '.join(quote(f.column) for f in parent_fields)}) "
-                     f"SELECT c.{link_column}, {_casts(parent_fields, connection)} FROM c RETURNING {pk_column}) "
+                     f"({pk_column}, {', '.join(quote(f.column) for f in parent_columns)}) "
+                     f"SELECT c.{link_column}, {parent_values} FROM c RETURNING {pk_column}) "
                      f"INSERT INTO {quote(child_meta.db_table)} ({child_columns}) {' UNION ALL '.join([select] * count)} "
                      f"{returning}")
     return _ChildrenPlan(statement, parent_fields, _plain_types(parent_fields, alias),
@@ -467,15 +496,18 @@ def _insert_values(obj, fields, plain, connection) -> list:
 
 
 @lru_cache(maxsize=256)
-def _insert_text(model, count: int, pk_generated: bool, alias: str, left_null: tuple = ()):
-    """The text of an INSERT of `count` rows of `model`, the fields it sets and their
-    _plain_types: written once."""
+def _insert_text(model, count: int, pk_generated: bool, alias: str, constants: tuple = ()):
+    """The text of an INSERT of `count` rows of `model` (with `constants` written without
+    parameters: _constants), the fields whose parameters fill it and their _plain_types:
+    written once."""
     meta = model._meta
-    fields = tuple(f for f in meta.concrete_fields
-                   if not (pk_generated and f is meta.pk) and f.attname not in left_null)
+    omitted, empty = _constant_sql(constants)
+    columns = tuple(f for f in meta.concrete_fields
+                    if not (pk_generated and f is meta.pk) and f.attname not in omitted)
+    fields = tuple(f for f in columns if f.attname not in empty)
     quote = connections[alias].ops.quote_name
-    rows = ", ".join(["(" + ", ".join(["%s"] * len(fields)) + ")"] * count)
-    text = f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) VALUES {rows}"
+    rows = ", ".join(["(" + ", ".join("''" if f.attname in empty else "%s" for f in columns) + ")"] * count)
+    text = f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in columns)}) VALUES {rows}"
     return text, fields, _plain_types(fields, alias)
 
 

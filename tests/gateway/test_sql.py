@@ -104,31 +104,41 @@ def test_insert_with_children_writes_both_in_one_statement_and_a_duplicate_write
 
 
 @pytest.mark.parametrize("claimed", [False, True], ids=["alone", "under a claim"])
-def test_insert_with_children_leaves_out_only_the_nullable_columns_left_none(claimed):
-    """sql._left_null: a nullable field left None is not in the statement (its column is NULL
-    anyway); the same field with a value is, and each shape is stored as given."""
+def test_insert_with_children_writes_empty_values_without_parameters_and_stores_every_shape_as_given(claimed):
+    """sql._constants: a nullable field left None is not in the statement (its column is NULL
+    anyway), an empty CharField is the literal ''; the same fields with values are parameters,
+    and each shape is stored as given."""
     from django.db import connection
-    from django.test.utils import CaptureQueriesContext
 
     merchant = make_merchant().merchant
     when = timezone.now().replace(microsecond=0)
-    for n, (paid, completed) in enumerate([(None, None), (700, when), (None, when)]):
+    shapes = [(None, None, ""), (700, when, "UTR0001"), (None, when, "")]
+    for n, (paid, completed, rrn) in enumerate(shapes):
         record = _record(merchant, f"k-null-{n}")
         record.save()
         parent = Payment(merchant=merchant, flow=Payment.Flow.S2S, merchant_txn_id=f"NULL-{n}", amount=700,
-                         status=Payment.Status.PROCESSING, expires_at=when, paid_amount=paid, completed_at=completed)
+                         status=Payment.Status.PROCESSING, expires_at=when, paid_amount=paid, completed_at=completed,
+                         bank_rrn=rrn)
         claim = (sql.Claim(IdempotencyRecord, where={"pk": record.pk}, link="payment", values={"response_status": 201})
                  if claimed else None)
-        with CaptureQueriesContext(connection) as queries:
+        executed = []
+
+        def capture(execute, statement, params, many, context):
+            executed.append((statement, list(params)))
+            return execute(statement, params, many, context)
+
+        with connection.execute_wrapper(capture):
             assert sql.insert_with_children(parent, [PaymentEvent(payment=parent, kind=PaymentEvent.Kind.STATUS)],
                                             link="payment", claim=claim)
-        statement = queries[0]["sql"]
+        (statement, params), = executed
         assert ('"paid_amount"' in statement) == (paid is not None), statement
         assert ('"completed_at"' in statement) == (completed is not None), statement
         assert '"open_dispute"' not in statement  # nullable and None in every shape
+        assert '"bank_rrn"' in statement and ("UTR0001" in params) == bool(rrn)
+        assert not [p for p in params[:len(params) - 5] if p == ""], params  # the payment's empties are literals
         stored = Payment.objects.get(pk=parent.pk)
-        assert (stored.paid_amount, stored.completed_at, stored.open_dispute, stored.amount) == (
-            paid, completed, None, 700)
+        assert (stored.paid_amount, stored.completed_at, stored.open_dispute, stored.amount, stored.bank_rrn) == (
+            paid, completed, None, 700, rrn)
 
 
 @pytest.mark.parametrize("one_statement", [True, False], ids=["postgresql", "other databases"])
