@@ -231,10 +231,14 @@ def _constant_candidates(model) -> tuple[tuple[str, object], ...]:
     return tuple(found)
 
 
-def _constant_sql(constants: tuple) -> tuple[frozenset, frozenset]:
-    """The attnames left out (None) and written as '' among `constants`."""
-    return (frozenset(name for name, value in constants if value is None),
-            frozenset(name for name, value in constants if value == ""))
+def _columns(fields, constants: tuple) -> tuple[tuple, tuple, frozenset]:
+    """Of `fields`: the columns an INSERT names (those left NULL by `constants` dropped), the
+    fields whose parameters fill it (those written as '' dropped too), and the attnames
+    written as ''."""
+    omitted = {name for name, value in constants if value is None}
+    empty = frozenset(name for name, value in constants if value == "")
+    columns = tuple(f for f in fields if f.attname not in omitted)
+    return columns, tuple(f for f in columns if f.attname not in empty), empty
 
 
 @lru_cache(maxsize=64)
@@ -268,10 +272,8 @@ def _children_plan(parent_model, child_model, link: str, count: int, claim_shape
         sets.append(f"{link_column} = nextval(pg_get_serial_sequence('{quote(parent_meta.db_table)}', "
                     f"'{parent_meta.pk.column}'))")
         conditions = [_condition(quote, _field(claim_meta, name), is_null) for name, is_null in where_shape]
-        omitted, empty = _constant_sql(constants)
-        parent_columns = tuple(f for f in parent_meta.concrete_fields
-                               if f is not parent_meta.pk and f.attname not in omitted)
-        parent_fields = tuple(f for f in parent_columns if f.attname not in empty)
+        parent_columns, parent_fields, empty = _columns(
+            [f for f in parent_meta.concrete_fields if f is not parent_meta.pk], constants)
         parent_values = ", ".join("''" if f.attname in empty else _casts((f,), connection) for f in parent_columns)
         select = f"SELECT p.{pk_column}, {_casts(child_fields, connection)} FROM p"
         statement = (f"WITH c AS (UPDATE {quote(claim_meta.db_table)} SET {', '.join(sets)} "
@@ -501,10 +503,8 @@ def _insert_text(model, count: int, pk_generated: bool, alias: str, constants: t
     parameters: _constants), the fields whose parameters fill it and their _plain_types:
     written once."""
     meta = model._meta
-    omitted, empty = _constant_sql(constants)
-    columns = tuple(f for f in meta.concrete_fields
-                    if not (pk_generated and f is meta.pk) and f.attname not in omitted)
-    fields = tuple(f for f in columns if f.attname not in empty)
+    columns, fields, empty = _columns([f for f in meta.concrete_fields if not (pk_generated and f is meta.pk)],
+                                      constants)
     quote = connections[alias].ops.quote_name
     rows = ", ".join(["(" + ", ".join("''" if f.attname in empty else "%s" for f in columns) + ")"] * count)
     text = f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in columns)}) VALUES {rows}"
