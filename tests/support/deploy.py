@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 from tests.support.spare_redis import free_port
 from tests.support.waiting import wait_until
-from tests.support.worker import CeleryWorker, unit_restart_seconds
+from tests.support.worker import CeleryWorker, unit_restart_seconds, unit_setting
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -163,9 +163,7 @@ def unit_command(unit: str, env: dict[str, str]) -> list[str]:
     when the unit sets Nice=, as systemd runs it."""
     import shlex
 
-    lines = (DEPLOY / "systemd" / unit).read_text().splitlines()
-    line = next(line for line in lines if line.startswith("ExecStart="))
-    words = shlex.split(line.removeprefix("ExecStart="))
+    words = shlex.split(unit_setting(unit, "ExecStart"))
     bin_dir = str(Path(sys.executable).parent)
     command = []
     for word in words:
@@ -181,10 +179,8 @@ def unit_command(unit: str, env: dict[str, str]) -> list[str]:
 
 def unit_nice(unit: str) -> int | None:
     """The Nice= of deploy/systemd/`unit`, or None when it sets none."""
-    for line in (DEPLOY / "systemd" / unit).read_text().splitlines():
-        if line.startswith("Nice="):
-            return int(line.removeprefix("Nice="))
-    return None
+    value = unit_setting(unit, "Nice")
+    return None if value is None else int(value)
 
 
 def unit_env(*files: str, **overrides: str) -> dict[str, str]:

@@ -42,11 +42,16 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def unit_setting(unit: str, name: str) -> str | None:
+    """The value of `name`= in deploy/systemd/`unit`, or None when the unit does not set it."""
+    match = re.search(rf"^{name}=(.*)$", (ROOT / "deploy" / "systemd" / unit).read_text(), re.MULTILINE)
+    return match.group(1).strip() if match else None
+
+
 def unit_restart_seconds(unit: str) -> float:
     """The RestartSec= of deploy/systemd/`unit`: how long systemd waits before it starts again a
     process that exited (Restart=always). The harnesses wait as long (tests/support/deploy.py too)."""
-    text = (ROOT / "deploy" / "systemd" / unit).read_text()
-    return float(re.search(r"^RestartSec=(\d+)$", text, re.MULTILINE).group(1))
+    return float(unit_setting(unit, "RestartSec"))
 
 
 # How long the shipped unit waits before it starts a worker that exited (restart=True does the same).
