@@ -3,12 +3,15 @@ and each latency is measured from the time the request was SCHEDULED, not sent, 
 server cannot hide its queue (no coordinated omission, as wrk2 does it).
 
     python -m benchmarks.openloop --port 8391 --rate 150 --duration 10 --requests FILE --out result.json
+                                  [--tls-ca CERT]
 
 FILE is the NUL-separated raw requests of benchmarks/bodies.py, sent in order, each once
 (wrapping if the file is shorter than rate x duration). Every request has a connection of its
-own, as gunicorn's sync workers close the connection after each answer anyway. The result
-says how late the generator itself sent (`lateness_*`) and the CPU it used, to show it was not
-the bottleneck.
+own, as gunicorn's sync workers close the connection after each answer anyway. With --tls-ca
+each connection is HTTPS with a full handshake of its own (no session resumption), as a
+merchant's backend using the official SDK's urlopen makes it; the latency includes the
+handshake. The result says how late the generator itself sent (`lateness_*`) and the CPU it
+used, to show it was not the bottleneck.
 
 One thread on epoll with non-blocking sockets, no asyncio: the generator shares the two cores
 with the server it measures, and asyncio's streams, tasks and timeouts cost about 0.5 ms of
@@ -23,9 +26,10 @@ import math
 import resource
 import select
 import socket
+import ssl
 import time
 
-_CONNECTING, _SENDING, _READING = 0, 1, 2
+_CONNECTING, _HANDSHAKING, _SENDING, _READING = 0, 1, 2, 3
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -60,7 +64,10 @@ def _answer_status(head: bytes) -> tuple[int, int]:
     return status, length
 
 
-def run(port: int, rate: float, duration: float, requests: list[bytes], timeout: float) -> dict:
+def run(port: int, rate: float, duration: float, requests: list[bytes], timeout: float,
+        tls: ssl.SSLContext | None = None) -> dict:
+    """Sends `requests` at `rate` a second for `duration` seconds; `tls`: over HTTPS with this
+    context, a new handshake per request."""
     out = {"latencies": [], "statuses": {}, "errors": {}}
     total = int(rate * duration)
     lateness: list[float] = []
@@ -81,42 +88,81 @@ def run(port: int, rate: float, duration: float, requests: list[bytes], timeout:
             pass
         request.sock.close()
 
+    def wait_for(request: _Request, events: int) -> None:
+        poller.modify(request.sock.fileno(), events)
+
+    def connected(request: _Request) -> None:
+        """The TCP connection is up: the TLS handshake, or the request."""
+        if tls is None:
+            request.state = _SENDING
+            send(request)
+            return
+        request.sock = tls.wrap_socket(request.sock, server_hostname=address[0], do_handshake_on_connect=False)
+        request.state = _HANDSHAKING
+        handshake(request)
+
+    def handshake(request: _Request) -> None:
+        try:
+            request.sock.do_handshake()
+        except ssl.SSLWantReadError:
+            wait_for(request, select.EPOLLIN)
+            return
+        except ssl.SSLWantWriteError:
+            wait_for(request, select.EPOLLOUT)
+            return
+        except OSError as exc:
+            fail(request, type(exc).__name__)
+            return
+        request.state = _SENDING
+        send(request)
+
     def send(request: _Request) -> None:
         try:
             sent = request.sock.send(request.pending)
+        except ssl.SSLWantWriteError:
+            wait_for(request, select.EPOLLOUT)
+            return
+        except ssl.SSLWantReadError:
+            wait_for(request, select.EPOLLIN)
+            return
         except OSError as exc:
             fail(request, type(exc).__name__)
             return
         request.pending = request.pending[sent:]
         if not request.pending:
             request.state = _READING
-            poller.modify(request.sock.fileno(), select.EPOLLIN)
-        elif request.state != _SENDING:
-            request.state = _SENDING
-            poller.modify(request.sock.fileno(), select.EPOLLOUT)
+            wait_for(request, select.EPOLLIN)
+        else:
+            wait_for(request, select.EPOLLOUT)
 
     def read(request: _Request, now: float) -> None:
-        try:
-            chunk = request.sock.recv(65536)
-        except OSError as exc:
-            fail(request, type(exc).__name__)
-            return
-        if not chunk:
-            fail(request, "ClosedBeforeAnswer")
-            return
-        if request.body_left < 0:
-            request.head += chunk
-            end = request.head.find(b"\r\n\r\n")
-            if end < 0:
+        # A TLS socket may hold decrypted bytes that epoll cannot see: read until it has none.
+        while True:
+            try:
+                chunk = request.sock.recv(65536)
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                return  # a record not whole yet, or the server's session ticket without data
+            except OSError as exc:
+                fail(request, type(exc).__name__)
                 return
-            request.status, length = _answer_status(request.head[:end])
-            request.body_left = length - (len(request.head) - end - 4)
-        else:
-            request.body_left -= len(chunk)
-        if request.body_left <= 0:
-            out["latencies"].append(now - request.scheduled)
-            out["statuses"][request.status] = out["statuses"].get(request.status, 0) + 1
-            finish(request)
+            if not chunk:
+                fail(request, "ClosedBeforeAnswer")
+                return
+            if request.body_left < 0:
+                request.head += chunk
+                end = request.head.find(b"\r\n\r\n")
+                if end >= 0:
+                    request.status, length = _answer_status(request.head[:end])
+                    request.body_left = length - (len(request.head) - end - 4)
+            else:
+                request.body_left -= len(chunk)
+            if request.status and request.body_left <= 0:
+                out["latencies"].append(now - request.scheduled)
+                out["statuses"][request.status] = out["statuses"].get(request.status, 0) + 1
+                finish(request)
+                return
+            if tls is None or not request.sock.pending():
+                return
 
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     wall0 = time.monotonic()
@@ -137,8 +183,7 @@ def run(port: int, rate: float, duration: float, requests: list[bytes], timeout:
             code = sock.connect_ex(address)
             if code == 0:
                 poller.register(sock.fileno(), select.EPOLLOUT)
-                request.state = _SENDING
-                send(request)
+                connected(request)
             elif code == errno.EINPROGRESS:
                 poller.register(sock.fileno(), select.EPOLLOUT)
             else:
@@ -152,12 +197,15 @@ def run(port: int, rate: float, duration: float, requests: list[bytes], timeout:
                 continue
             if request.state == _READING:
                 read(request, time.monotonic())
-            elif events & (select.EPOLLERR | select.EPOLLHUP) and request.state == _CONNECTING:
+            elif request.state == _HANDSHAKING:
+                handshake(request)
+            elif request.state == _SENDING:
+                send(request)
+            elif events & (select.EPOLLERR | select.EPOLLHUP):
                 code = request.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
                 fail(request, errno.errorcode.get(code, "ConnectError"))
             else:
-                request.state = _SENDING
-                send(request)
+                connected(request)
         now = time.monotonic()
         if now >= next_timeout_check:
             next_timeout_check = now + 0.5
@@ -178,7 +226,7 @@ def run(port: int, rate: float, duration: float, requests: list[bytes], timeout:
         "lateness_p50_ms": percentile(lateness, 50) * 1000, "lateness_p99_ms": percentile(lateness, 99) * 1000,
         "lateness_max_ms": max(lateness, default=0) * 1000,
         "achieved_send_rate": total / send_wall if send_wall else 0,
-        "cpu_percent": 100 * cpu / wall if wall else 0,
+        "cpu_percent": 100 * cpu / wall if wall else 0, "cpu_seconds": cpu,
         "wrapped": total > len(requests),
     }
 
@@ -196,8 +244,10 @@ def main() -> None:
     parser.add_argument("--requests", required=True)
     parser.add_argument("--timeout", type=float, default=30.0)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--tls-ca", help="HTTPS, trusting this certificate (PEM)")
     args = parser.parse_args()
-    result = run(args.port, args.rate, args.duration, read_requests(args.requests), args.timeout)
+    tls = ssl.create_default_context(cafile=args.tls_ca) if args.tls_ca else None
+    result = run(args.port, args.rate, args.duration, read_requests(args.requests), args.timeout, tls)
     with open(args.out, "w") as f:
         json.dump(result, f)
 

@@ -1,6 +1,8 @@
 """The benchmark's open-loop generator measures what a merchant would wait: from the moment a
 request was due, so a server that falls behind shows its queue instead of slowing the sender."""
 import socket
+import ssl
+import subprocess
 import threading
 import time
 
@@ -13,13 +15,14 @@ REQUEST = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 @pytest.fixture
 def serial_server():
-    """Answers one connection at a time, each after `delay` seconds: at most 1/delay a second."""
+    """Answers one connection at a time, each after `delay` seconds: at most 1/delay a second.
+    With state["tls"] set to a server context, over TLS."""
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     listener.listen(512)
     listener.settimeout(0.2)
-    state = {"delay": 0.0, "stop": False}
+    state = {"delay": 0.0, "stop": False, "tls": None, "handshakes": [], "requests": []}
 
     def serve():
         while not state["stop"]:
@@ -27,8 +30,16 @@ def serial_server():
                 conn, _ = listener.accept()
             except TimeoutError:
                 continue
+            if state["tls"] is not None:
+                conn.settimeout(5)
+                try:
+                    conn = state["tls"].wrap_socket(conn, server_side=True)
+                except ssl.SSLError:  # a client that does not trust us: it closes, we go on
+                    conn.close()
+                    continue
+                state["handshakes"].append(conn.session_reused)
             with conn:
-                conn.recv(4096)
+                state["requests"].append(conn.recv(4096))
                 time.sleep(state["delay"])
                 body = b'{"ok": true}'
                 conn.sendall(b"HTTP/1.1 201 Created\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body))
@@ -78,3 +89,38 @@ def test_a_refused_connection_is_counted_as_an_error():
 
     assert result["answered"] == 0
     assert result["errors"] == {"ECONNREFUSED": 10}
+
+
+@pytest.fixture
+def certificate(tmp_path):
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(cert, key)
+    return server, cert
+
+
+def test_over_tls_every_request_makes_a_handshake_of_its_own_and_is_answered(serial_server, certificate):
+    port, state = serial_server
+    state["tls"], cert = certificate
+
+    result = openloop.run(port, rate=50, duration=0.4, requests=[REQUEST], timeout=5,
+                          tls=ssl.create_default_context(cafile=str(cert)))
+
+    assert result["errors"] == {}
+    assert result["scheduled"] == result["answered"] == result["ok"] == 20
+    assert state["handshakes"] == [False] * 20  # a full handshake each time, as the SDK's urlopen makes
+    assert state["requests"] == [REQUEST] * 20  # the request went through the TLS layer whole
+
+
+def test_over_tls_a_server_it_does_not_trust_is_an_error(serial_server, certificate):
+    port, state = serial_server
+    state["tls"], _ = certificate
+
+    result = openloop.run(port, rate=50, duration=0.1, requests=[REQUEST], timeout=5,
+                          tls=ssl.create_default_context())
+
+    assert result["answered"] == 0
+    assert result["errors"] == {"SSLCertVerificationError": 5}
