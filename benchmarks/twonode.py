@@ -28,9 +28,11 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchmarks.bodies import Credentials, s2s_body
+import psycopg
+
+from benchmarks.bodies import Credentials, raw, s2s_body, write
 from benchmarks.openloop import percentile
-from benchmarks.stack import PG_BIN, PYTHON, ROOT, Stack, children, cpu_seconds, rss_kib
+from benchmarks.stack import PYTHON, ROOT, Stack, children, cpu_seconds, rss_kib
 from tests.support.deploy import Cluster
 from tests.support.waiting import wait_until
 
@@ -72,6 +74,7 @@ class Run:
         self.lateness: list[float] = []  # the generator's own: scheduled to the request's start
         self.statuses: dict = {}
         self.lock = threading.Lock()
+        self.admin: psycopg.Connection | None = None  # PgBouncer's admin console (pools())
 
     def groups(self) -> dict[str, list[int]]:
         c = self.cluster
@@ -87,15 +90,21 @@ class Run:
         }
 
     def pools(self) -> tuple[int, int, int]:
-        """(client connections active, server connections active, server connections in all) now."""
-        out = subprocess.run([str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(self.cluster.bouncer.port),
-                              "-U", "postgres", "-d", "pgbouncer", "-Atc", "SHOW POOLS"],
-                             capture_output=True, text=True, env={**os.environ, "PGPASSWORD": "postgres"})
-        for line in out.stdout.splitlines():
-            cols = line.split("|")
-            if cols[0] == "gateway":
-                cl_active, sv_active, sv_idle, sv_used = int(cols[2]), int(cols[6]), int(cols[7]), int(cols[8])
-                return cl_active, sv_active, sv_active + sv_idle + sv_used
+        """(client connections active, server connections active, server connections in all) now,
+        from PgBouncer's admin console on one connection kept open: a psql started for each
+        sample cost 33 ms of CPU (its start and a SCRAM login), twice a second, on the cores the
+        gateway was being measured on."""
+        if self.admin is None:
+            # The admin console speaks only the simple query protocol: ClientCursor sends that.
+            self.admin = psycopg.connect(host="127.0.0.1", port=self.cluster.bouncer.port, user="postgres",
+                                         password="postgres", dbname="pgbouncer", autocommit=True,
+                                         cursor_factory=psycopg.ClientCursor)
+        cursor = self.admin.execute("SHOW POOLS")
+        names = [column.name for column in cursor.description]
+        for row in cursor.fetchall():
+            pool = dict(zip(names, row))
+            if pool["database"] == "gateway":
+                return pool["cl_active"], pool["sv_active"], pool["sv_active"] + pool["sv_idle"] + pool["sv_used"]
         return 0, 0, 0
 
     def post(self, context: ssl.SSLContext, path: str, body: dict, headers: dict | None = None) -> tuple[int, bytes]:
@@ -118,16 +127,67 @@ class Run:
             self.lateness.append(time.monotonic() - scheduled)
         status = None
         try:
-            status, raw = self.create(context, f"TN{os.getpid()}X{i:06d}")
+            status, answer = self.create(context, f"TN{os.getpid()}X{i:06d}")
             with self.lock:
                 self.latencies.append(time.monotonic() - scheduled)
             if status == 201 and not self.args.create_only:
-                status, _ = self.post(context, "/sandbox/upi/pay", {"upiUri": json.loads(raw)["upiQrString"],
+                status, _ = self.post(context, "/sandbox/upi/pay", {"upiUri": json.loads(answer)["upiQrString"],
                                                                      "payerVpa": "success@sandbox"})
         except Exception as exc:  # noqa: BLE001 - counted, not raised
             status = type(exc).__name__
         with self.lock:
             self.statuses[status] = self.statuses.get(status, 0) + 1
+
+    def fixed_threads(self, total: int) -> dict:
+        """The fixed-rate phase of whole payments: each creation, then the customer's payment with
+        the QR string it answered, from a pool of threads (http.client, a new TLS connection per
+        request); the phase ends when every webhook has arrived."""
+        args, context = self.args, self.cluster.balancer.ssl_context()
+        start, generator_cpu = time.monotonic(), time.process_time()
+        with ThreadPoolExecutor(max_workers=64) as pool:
+            for i in range(total):
+                scheduled = start + i / args.rate
+                delay = scheduled - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                pool.submit(self.payment, i, scheduled, context)
+        sent_for = time.monotonic() - start
+        wait_until(lambda: self.delivered() >= total, 300, "not every webhook arrived")
+        return {
+            "generator": "threads (http.client)", "sent_for": sent_for, "settled_after": time.monotonic() - start,
+            "generator_cpu": time.process_time() - generator_cpu,
+            "answers": {str(k): v for k, v in self.statuses.items()},
+            "latency_ms": {f"p{p}": 1000 * percentile(self.latencies, p) for p in (50, 90, 99, 100)},
+            "lateness_ms": {f"p{p}": 1000 * percentile(self.lateness, p) for p in (50, 99, 100)},
+        }
+
+    def fixed_open_loop(self, total: int) -> dict:
+        """The fixed-rate phase of creations alone, sent by benchmarks/openloop.py in a process of
+        its own: one thread on epoll, requests signed before the clock starts, a new TLS
+        connection with a full handshake for each, latency from the scheduled time. A pool of
+        Python threads doing the same cost 1.5 to 2.0 ms of CPU a creation on the cores the
+        gateway uses, and its threads waited on each other's GIL inside the measured time."""
+        args, balancer = self.args, self.cluster.balancer
+        now, folder = int(time.time()), self.stack.dir
+        requests = [raw("POST", "/api/v2/payments/s2s", port=balancer.https_port, headers={
+            "X-Api-Key": self.creds.api_key, "X-Merchant-Id": self.creds.code, "Content-Type": "application/json"},
+            body=json.dumps(s2s_body(self.creds, f"TN{os.getpid()}X{i:06d}", now)).encode()) for i in range(total)]
+        out = folder / "fixed.json"
+        start = time.monotonic()
+        subprocess.run([str(PYTHON), "-m", "benchmarks.openloop", "--port", str(balancer.https_port),
+                        "--rate", str(args.rate), "--duration", str(total / args.rate),
+                        "--requests", str(write(folder / "fixed.requests", requests)),
+                        "--tls-ca", str(balancer.certificate), "--out", str(out)], check=True, cwd=ROOT)
+        result = json.loads(out.read_text())
+        return {
+            "generator": "benchmarks/openloop.py over TLS", "sent_for": total / result["achieved_send_rate"],
+            "settled_after": time.monotonic() - start, "generator_cpu": result["cpu_seconds"],
+            "answers": {**result["statuses"], **result["errors"]},
+            "latency_ms": {"p50": result["p50_ms"], "p90": result["p90_ms"], "p99": result["p99_ms"],
+                           "p100": result["max_ms"]},
+            "lateness_ms": {"p50": result["lateness_p50_ms"], "p99": result["lateness_p99_ms"],
+                            "p100": result["lateness_max_ms"]},
+        }
 
     def warm(self, context: ssl.SSLContext) -> dict:
         """A throughput run first, as a real day has one before its quiet hour: creations as fast
@@ -209,21 +269,10 @@ class Run:
 
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
-            start, generator_cpu = time.monotonic(), time.process_time()
-            with ThreadPoolExecutor(max_workers=64) as pool:
-                for i in range(total):
-                    scheduled = start + i / args.rate
-                    delay = scheduled - time.monotonic()
-                    if delay > 0:
-                        time.sleep(delay)
-                    pool.submit(self.payment, i, scheduled, context)
-            sent_for = time.monotonic() - start
-            if not args.create_only:
-                wait_until(lambda: self.delivered() >= total, 300, "not every webhook arrived")
+            if args.create_only:
+                fixed = self.fixed_open_loop(total)
             else:
-                wait_until(lambda: sum(self.statuses.values()) >= total, 300, "not every creation was answered")
-            settled_after = time.monotonic() - start
-            generator_cpu = time.process_time() - generator_cpu
+                fixed = self.fixed_threads(total)
             stop.set()
             groups = self.groups()  # gunicorn and Celery may have replaced a child meanwhile
             after = {name: cpu_of(pids) for name, pids in groups.items()}
@@ -233,24 +282,26 @@ class Run:
                 "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "machine": f"{os.cpu_count()} cores, load average {os.getloadavg()}",
                 "rate": args.rate, "seconds": args.seconds, "payments": total,
-                "sent_for_s": round(sent_for, 1), "settled_after_s": round(settled_after, 1),
-                "answers": {str(k): v for k, v in self.statuses.items()},
+                "sent_for_s": round(fixed["sent_for"], 1), "settled_after_s": round(fixed["settled_after"], 1),
+                "answers": fixed["answers"],
                 "web_workers_per_node": args.web_workers, "worker_concurrency": args.worker_concurrency,
                 "cpu_ms_per_payment": {name: round(1000 * seconds / total, 2) for name, seconds in cpu.items()},
-                # The load generator's own (TLS handshakes, threads): not the gateway's, but the same cores.
-                "generator_cpu_ms_per_payment": round(1000 * generator_cpu / total, 2),
+                # The load generator's own (TLS handshakes): not the gateway's, but the same cores.
+                "generator": fixed["generator"],
+                "generator_cpu_ms_per_payment": round(1000 * fixed["generator_cpu"] / total, 2),
                 "cores_per_100_payments_s": {name: round(seconds / total * 100, 2) for name, seconds in cpu.items()},
                 "rss_mib": memory,
                 "pgbouncer_peak": {"client_active": peak[0], "server_active": peak[1], "server_open": peak[2]},
-                "creation_latency_ms": {f"p{p}": round(1000 * percentile(self.latencies, p), 1)
-                                        for p in (50, 90, 99, 100)},
-                "generator_lateness_ms": {f"p{p}": round(1000 * percentile(self.lateness, p), 1) for p in (50, 99, 100)},
+                "creation_latency_ms": {name: round(value, 1) for name, value in fixed["latency_ms"].items()},
+                "generator_lateness_ms": {name: round(value, 1) for name, value in fixed["lateness_ms"].items()},
                 "at_the_balancer_ms": self.balancer_timers(total),
-                "creation_p99_over_p50": round(percentile(self.latencies, 99) / percentile(self.latencies, 50), 2),
+                "creation_p99_over_p50": round(fixed["latency_ms"]["p99"] / fixed["latency_ms"]["p50"], 2),
                 "after_throughput_run": warm,
             }
             return result
         finally:
+            if self.admin is not None:
+                self.admin.close()
             if getattr(self, "cluster", None):
                 self.cluster.close()
             self.stack.close()
