@@ -104,14 +104,16 @@ def unbounded_subplan_scans(node: dict, *, correlated: bool = False, limited: bo
     return found
 
 
-def plan(statement: str, *, analyze: bool = False):
+def plan(statement: str, *, analyze: bool | str = False):
+    """EXPLAIN of `statement`: its JSON; analyze=True: EXPLAIN (ANALYZE, BUFFERS)'s text;
+    analyze="json": the JSON of an EXPLAIN ANALYZE (the statement runs)."""
     from django.db import connection
 
     with connection.cursor() as cursor:
-        if analyze:
+        if analyze is True:
             cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + statement)
             return "\n".join(row[0] for row in cursor.fetchall())
-        cursor.execute("EXPLAIN (FORMAT JSON) " + statement)
+        cursor.execute(("EXPLAIN (ANALYZE, FORMAT JSON) " if analyze else "EXPLAIN (FORMAT JSON) ") + statement)
         found = cursor.fetchone()[0]
     return json.loads(found) if isinstance(found, str) else found
 

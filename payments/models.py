@@ -168,6 +168,12 @@ class Payment(models.Model):
             # upi_unanswered_reconcile): the few open UPI payments a payer has claimed.
             models.Index(fields=["id"], name="payment_upi_claimed",
                          condition=Q(status="PROCESSING", payment_mode="UPI") & ~Q(payer_vpa="")),
+            # Hosted payments whose customer may be on the acquirer's page (payments.services.
+            # hosted.pages, acquirer_pages_reconcile, PAGE_MODES): the few open card, bank and
+            # wallet payments with no call in flight.
+            models.Index(fields=["id"], name="payment_page_open",
+                         condition=Q(status="PROCESSING", payment_mode__in=["CARD", "NB", "WALLET"],
+                                     acquirer_call_started_at__isnull=True)),
             # Hosted steps' acquirer calls whose answer may have been cut off
             # (payments.services.cutoff): the few payments with a call claimed and not answered.
             models.Index(fields=["acquirer_call_started_at"], name="payment_call_claimed",

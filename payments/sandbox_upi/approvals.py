@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from payments.acquirer.sandbox.acquirer import UPI_SUCCESS_VPA, new_rrn, upi_request_cancelled
 from payments.models import Payment, PaymentEvent
+from payments.selectors import upi_claimed_open_ids
 from payments.services.upi_approval import upi_approval_record
 
 logger = logging.getLogger("payments.upi")
@@ -47,8 +48,9 @@ def upi_sandbox_approvals_due(*, now=None, limit: int = 500) -> int:
     cutoff = now - timedelta(seconds=float(settings.SANDBOX_UPI_SUCCESS_DELAY_SECONDS) + 1)
     awaiting = PaymentEvent.objects.filter(kind=PaymentEvent.Kind.ACQUIRER, detail__result=AWAITING_APPROVAL,
                                            created_at__lte=cutoff)
+    # The claimed open UPI payments first (few), then that payer's among them, and their events.
     due = list(
-        Payment.objects.filter(status=S.PROCESSING, payment_mode=Payment.Mode.UPI, payer_vpa=UPI_SUCCESS_VPA,
+        Payment.objects.filter(pk__in=upi_claimed_open_ids(), status=S.PROCESSING, payer_vpa=UPI_SUCCESS_VPA,
                                events__in=awaiting)
         .order_by("pk").values_list("pk", "flow", "attempt").distinct()[:limit]
     )

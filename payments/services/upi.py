@@ -355,13 +355,16 @@ FINAL_OUTCOMES = (Outcome.DECLINED.value, Outcome.APPROVED.value)
 def upi_answered_unfollowed(now=None):
     """Open, claimed UPI payments with a final answer of the acquirer recorded (upi_pay's or
     the status query's) that nothing followed: the process that recorded it was killed before
-    the status change it called for. Read through payment_upi_claimed, oldest first."""
+    the status change it called for. Oldest first, among selectors.upi_claimed_open_ids."""
     from django.db.models import Exists, OuterRef
 
+    from payments.selectors import upi_claimed_open_ids
+
+    claimed = upi_claimed_open_ids()
     final = PaymentEvent.objects.filter(payment=OuterRef("pk"), kind=PaymentEvent.Kind.ACQUIRER,
                                         detail__step__in=ANSWER_STEPS, detail__outcome__in=FINAL_OUTCOMES)
-    return (Payment.objects.filter(status=S.PROCESSING, payment_mode=Payment.Mode.UPI)
-            .exclude(payer_vpa="").filter(Exists(final)).order_by("pk"))
+    return (Payment.objects.filter(pk__in=claimed, status=S.PROCESSING)  # still open: a second statement
+            .filter(Exists(final)).order_by("pk"))
 
 
 def upi_answers_follow(*, limit: int = 100) -> int:

@@ -17,6 +17,7 @@ from django.utils import timezone
 from gateway.core.errors import ValidationError
 from payments.acquirer.base import AcquirerAnswer, AcquirerError, AcquirerRefused, NoticeRejected
 from payments.models import Payment, PaymentEvent
+from payments.selectors import sweep_candidates
 from payments.services.acquirer_answers import acquirer_answer_record
 from payments.services.call_budget import answer_keep, answer_recent, checkout_call_take
 from payments.services.hosted.steps import _claim, acquirer_call_release, step_answer_apply
@@ -35,6 +36,9 @@ ON_ACQUIRER_PAGE = "acquirer_page"
 # The money-moving step each method's return confirms, and the starts that can send the
 # customer away.
 RETURN_STEPS = {M.CARD: "card_verify_otp", M.NB: "bank_authorize", M.WALLET: "bank_authorize"}
+# The methods whose customer can be on the acquirer's page: payment_page_open's condition
+# (payments.models) names the same three, so the sweep reads them through it.
+PAGE_MODES = list(RETURN_STEPS)
 # A card typed into the processor's own fields (payments.services.hosted.cards,
 # hosted_card_fields_open): the processor has the customer from the moment the attempt opens.
 CARD_FIELDS_STEP = "card_fields"
@@ -184,10 +188,13 @@ def acquirer_pages_reconcile(*, now=None, limit: int = 200) -> int:
     since = (now or timezone.now()) - ACQUIRER_PAGE_PATIENCE
     marker = {"kind": PaymentEvent.Kind.ACQUIRER, "detail__step__in": START_STEPS, "created_at__lte": since,
               f"detail__{ON_ACQUIRER_PAGE}": True}
-    # Narrowed in SQL by the marker; an earlier attempt's marker is told apart below.
+    # The payments that can be on a page (payment_page_open: few), then narrowed in SQL by the
+    # marker; an earlier attempt's marker is told apart below.
+    open_ids = sweep_candidates(Payment.objects.filter(status=S.PROCESSING, payment_mode__in=PAGE_MODES,
+                                                       acquirer_call_started_at=None))
     candidates = (Payment.objects
-                  .filter(Exists(PaymentEvent.objects.filter(payment=OuterRef("pk"), **marker)),
-                          status=S.PROCESSING, payment_mode__in=list(RETURN_STEPS), acquirer_call_started_at=None)
+                  .filter(Exists(PaymentEvent.objects.filter(payment=OuterRef("pk"), **marker)), pk__in=open_ids,
+                          status=S.PROCESSING, acquirer_call_started_at=None)
                   .order_by("pk")[:limit])
     asked = 0
     for payment in candidates:
