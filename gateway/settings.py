@@ -16,6 +16,7 @@ from csp.constants import NONCE
 from django.core.exceptions import ImproperlyConfigured
 
 import payments.acquirer as _acquirers
+from gateway.core.phases import every
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -273,49 +274,57 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # Keep LOGGING's JSON lines in the worker too, instead of Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Sweeps: the expiry of payments (payments.services.expiry), and safety nets that pick up
-# whatever a lost message or a dead worker left behind.
+# whatever a lost message or a dead worker left behind. Each at a place of its own in wall-clock
+# time (gateway.core.phases, docs/decisions.md D26): the payments sweep on the second, the others
+# on half seconds no other sweep uses (mod 60: deliveries x0.5/x5.5, rotation x2.5, refunds 7.5
+# and 37.5, reversals 17.5 and 47.5, the minute's 3.5, 8.5, 13.5, the quarter hour's 4.5, the
+# hour's at 1.5 past a minute of their own), so no two leave beat together.
 CELERY_BEAT_SCHEDULE = {
-    "webhook-deliveries-due": {"task": "webhooks.tasks.deliveries_due_sweep", "schedule": 5.0},
+    "webhook-deliveries-due": {"task": "webhooks.tasks.deliveries_due_sweep", "schedule": every(5, at=0.5)},
     # A rotated webhook secret is wiped within a minute of its grace period's end.
     "previous-webhook-secrets-forget": {"task": "webhooks.tasks.previous_webhook_secrets_forget",
-                                        "schedule": 60.0},
+                                        "schedule": every(60, at=3.5)},
     # Every second; a sweep message still waiting after 30 s is dropped unrun (the ones after
     # it do the same work), so a worker that was stopped for an hour does not come back to
     # 3,600 identical sweeps, while a worker merely busy with a burst still runs one.
-    "payments-expire": {"task": "payments.tasks.payments_expire_sweep", "schedule": 1.0,
+    "payments-expire": {"task": "payments.tasks.payments_expire_sweep", "schedule": every(1),
                         "options": {"expires": 30.0}},
-    "idempotency-cleanup": {"task": "payments.tasks.idempotency_records_cleanup", "schedule": 3600.0},
+    "idempotency-cleanup": {"task": "payments.tasks.idempotency_records_cleanup", "schedule": every(3600, at=61.5)},
     # The out-of-rotation gauge of each acquirer and method (gateway/core/metrics.py), read from the
     # health routing keeps in Redis; every 10 s, well inside the 30 s an acquirer takes to leave.
-    "acquirer-rotation": {"task": "payments.tasks.acquirer_rotation_sweep", "schedule": 10.0,
+    "acquirer-rotation": {"task": "payments.tasks.acquirer_rotation_sweep", "schedule": every(10, at=2.5),
                           "options": {"expires": 30.0}},
-    "refunds-pending": {"task": "refunds.tasks.refunds_pending_sweep", "schedule": 30.0},
+    "refunds-pending": {"task": "refunds.tasks.refunds_pending_sweep", "schedule": every(30, at=7.5)},
     # The acquirer's settlements of the last three days, hourly (docs/settlements.md); resumable
     # and idempotent.
-    "settlements-fetch": {"task": "refunds.settlement_tasks.settlements_fetch_task", "schedule": 3600.0},
+    "settlements-fetch": {"task": "refunds.settlement_tasks.settlements_fetch_task", "schedule": every(3600, at=121.5)},
     # The three-way reconciliation of the last month, hourly after the fetch; idempotent.
-    "settlements-reconcile": {"task": "refunds.settlement_tasks.reconcile_task", "schedule": 3600.0},
+    "settlements-reconcile": {"task": "refunds.settlement_tasks.reconcile_task", "schedule": every(3600, at=181.5)},
     # Staging: the sandbox pays out each Indian day's payments the next morning (docs/sandbox.md).
-    "sandbox-payouts": {"task": "payments.tasks.sandbox_payouts_task", "schedule": 3600.0},
+    "sandbox-payouts": {"task": "payments.tasks.sandbox_payouts_task", "schedule": every(3600, at=241.5)},
     # Late approvals' reversals whose message was lost or whose acquirer call erred.
     # Disputes (docs/disputes.md): stale ones read again and recent payments asked about every
     # 15 minutes (within the processor's rate limit); the 48 h deadline alert checked every
     # minute, well inside its 10-minute margin (refunds.disputes.selectors.ALERT_MARGIN).
-    "disputes-sweep": {"task": "refunds.dispute_tasks.disputes_sweep_task", "schedule": 900.0},
-    "disputes-deadlines": {"task": "refunds.dispute_tasks.dispute_deadlines_task", "schedule": 60.0},
-    "retention-dispute-evidence": {"task": "refunds.dispute_tasks.dispute_evidence_purge_task", "schedule": 3600.0},
-    "reversals-pending": {"task": "payments.tasks.reversals_pending_sweep", "schedule": 30.0},
+    "disputes-sweep": {"task": "refunds.dispute_tasks.disputes_sweep_task", "schedule": every(900, at=4.5)},
+    "disputes-deadlines": {"task": "refunds.dispute_tasks.dispute_deadlines_task", "schedule": every(60, at=8.5)},
+    "retention-dispute-evidence": {"task": "refunds.dispute_tasks.dispute_evidence_purge_task",
+                                   "schedule": every(3600, at=301.5)},
+    "reversals-pending": {"task": "payments.tasks.reversals_pending_sweep", "schedule": every(30, at=17.5)},
     # Data retention (gateway/platform/retention.py has the table): each run deletes in short batches.
-    "retention-sessions-audit": {"task": "gateway.tasks.gateway_retention_task", "schedule": 3600.0},
-    "retention-webhook-history": {"task": "webhooks.tasks.webhook_history_purge_task", "schedule": 3600.0},
-    "retention-sandbox-ledger": {"task": "payments.tasks.sandbox_calls_purge_task", "schedule": 3600.0},
-    "retention-acquirer-notices": {"task": "payments.tasks.acquirer_notices_purge_task", "schedule": 3600.0},
+    "retention-sessions-audit": {"task": "gateway.tasks.gateway_retention_task", "schedule": every(3600, at=361.5)},
+    "retention-webhook-history": {"task": "webhooks.tasks.webhook_history_purge_task",
+                                  "schedule": every(3600, at=421.5)},
+    "retention-sandbox-ledger": {"task": "payments.tasks.sandbox_calls_purge_task", "schedule": every(3600, at=481.5)},
+    "retention-acquirer-notices": {"task": "payments.tasks.acquirer_notices_purge_task",
+                                   "schedule": every(3600, at=541.5)},
     # Card expiry kept for a token the customer consented to is forgotten once it can no
     # longer become a token (docs/tokens.md).
-    "card-consents-purge": {"task": "tokens.tasks.card_consents_purge_task", "schedule": 3600.0},
+    "card-consents-purge": {"task": "tokens.tasks.card_consents_purge_task", "schedule": every(3600, at=601.5)},
     # The dashboard's summary of payments (gateway.console.buckets): its figures are exact whether
     # or not this runs; it keeps them cheap on a busy day. Expires like the expiry sweep.
-    "console-dashboard-fold": {"task": "gateway.console.tasks.dashboard_buckets_fold_task", "schedule": 60.0,
+    "console-dashboard-fold": {"task": "gateway.console.tasks.dashboard_buckets_fold_task",
+                               "schedule": every(60, at=13.5),
                                "options": {"expires": 60.0}},
 }
 
