@@ -30,6 +30,7 @@ import ssl
 import time
 
 _CONNECTING, _HANDSHAKING, _SENDING, _READING = 0, 1, 2, 3
+_WAITING = object()  # attempt(): nothing to go on with yet
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -101,32 +102,28 @@ def run(port: int, rate: float, duration: float, requests: list[bytes], timeout:
         request.state = _HANDSHAKING
         handshake(request)
 
-    def handshake(request: _Request) -> None:
+    def attempt(request: _Request, call):
+        """call()'s result; or, when TLS must first read or write, _WAITING after waiting for
+        that; or _WAITING after failing the request on any other error."""
         try:
-            request.sock.do_handshake()
+            return call()
         except ssl.SSLWantReadError:
             wait_for(request, select.EPOLLIN)
-            return
         except ssl.SSLWantWriteError:
             wait_for(request, select.EPOLLOUT)
-            return
         except OSError as exc:
             fail(request, type(exc).__name__)
+        return _WAITING
+
+    def handshake(request: _Request) -> None:
+        if attempt(request, request.sock.do_handshake) is _WAITING:
             return
         request.state = _SENDING
         send(request)
 
     def send(request: _Request) -> None:
-        try:
-            sent = request.sock.send(request.pending)
-        except ssl.SSLWantWriteError:
-            wait_for(request, select.EPOLLOUT)
-            return
-        except ssl.SSLWantReadError:
-            wait_for(request, select.EPOLLIN)
-            return
-        except OSError as exc:
-            fail(request, type(exc).__name__)
+        sent = attempt(request, lambda: request.sock.send(request.pending))
+        if sent is _WAITING:
             return
         request.pending = request.pending[sent:]
         if not request.pending:
