@@ -37,7 +37,9 @@ DEAD_WINDOW = timedelta(days=7)
 # A delivery still due this long after it was recorded means the workers are behind or down.
 BACKLOG_AFTER = timedelta(minutes=5)
 # Read from the beat schedule, so the dashboard's words cannot drift from what beat does.
-EXPIRY_SWEEP_SECONDS = settings.CELERY_BEAT_SCHEDULE["payments-expire"]["schedule"]
+_EXPIRY_SWEEP = settings.CELERY_BEAT_SCHEDULE["payments-expire"]["schedule"]
+# A Celery schedule (gateway.core.phases.every) or, in a settings override, a number of seconds.
+EXPIRY_SWEEP_SECONDS = getattr(_EXPIRY_SWEEP, "seconds", _EXPIRY_SWEEP)
 LIST_LIMIT = 20
 COUNT_CAP = 1000
 

@@ -46,10 +46,12 @@ class every(schedule):  # noqa: N801 - named as Celery's own schedules are (cron
     def __eq__(self, other) -> bool:
         if isinstance(other, every):
             return (self.seconds, self.at) == (other.seconds, other.at)
+        if isinstance(other, (int, float)):  # as Celery's schedule: equal to its period in seconds
+            return self.seconds == other
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash((self.seconds, self.at))
+        return hash(self.seconds)
 
     def __reduce__(self):
         return _every, (self.seconds, self.at, self.nowfun)

@@ -66,6 +66,7 @@ def test_slots_missed_while_beat_was_down_run_once_at_once():
 def test_every_survives_the_schedule_file_and_refuses_an_offset_outside_its_period():
     when = every(30, at=17.5)
     assert pickle.loads(pickle.dumps(when)) == when
+    assert when == 30 and when != every(30, at=7.5)  # a number compares with its period, as in Celery
     with pytest.raises(ValueError):
         every(5, at=5)
     with pytest.raises(ValueError):
