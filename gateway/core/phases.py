@@ -26,22 +26,19 @@ class every(schedule):  # noqa: N801 - named as Celery's own schedules are (cron
         self.at = float(at)
         super().__init__(run_every=seconds, nowfun=nowfun, app=app)
 
-    def _slot_at_or_before(self, t: float) -> float:
-        return math.floor((t - self.at) / self.seconds) * self.seconds + self.at
+    def _next(self, last_run_at) -> tuple[bool, float]:
+        """(whether a slot has come since `last_run_at`, seconds from now to the next slot)."""
+        now = self.maybe_make_aware(self.now()).timestamp()
+        slot = math.floor((now - self.at) / self.seconds) * self.seconds + self.at  # the latest, at or before now
+        return self.maybe_make_aware(last_run_at).timestamp() < slot, slot + self.seconds - now
 
     def remaining_estimate(self, last_run_at) -> timedelta:
-        now = self.maybe_make_aware(self.now()).timestamp()
-        slot = self._slot_at_or_before(now)
-        if self.maybe_make_aware(last_run_at).timestamp() < slot:
-            return timedelta(0)  # a slot has come since the last run
-        return timedelta(seconds=slot + self.seconds - now)
+        due, to_next = self._next(last_run_at)
+        return timedelta(0) if due else timedelta(seconds=to_next)
 
     def is_due(self, last_run_at) -> schedstate:
-        remaining = self.remaining_estimate(last_run_at).total_seconds()
-        if remaining > 0:
-            return schedstate(is_due=False, next=remaining)
-        now = self.maybe_make_aware(self.now()).timestamp()
-        return schedstate(is_due=True, next=self._slot_at_or_before(now) + self.seconds - now)
+        due, to_next = self._next(last_run_at)
+        return schedstate(is_due=due, next=to_next)
 
     def __eq__(self, other) -> bool:
         if isinstance(other, every):
