@@ -275,10 +275,9 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Sweeps: the expiry of payments (payments.services.expiry), and safety nets that pick up
 # whatever a lost message or a dead worker left behind. Each at a place of its own in wall-clock
-# time (gateway.core.phases, docs/decisions.md D26): the payments sweep on the second, the others
-# on half seconds no other sweep uses (mod 60: deliveries x0.5/x5.5, rotation x2.5, refunds 7.5
-# and 37.5, reversals 17.5 and 47.5, the minute's 3.5, 8.5, 13.5, the quarter hour's 4.5, the
-# hour's at 1.5 past a minute of their own), so no two leave beat together.
+# time (gateway.core.phases, docs/decisions.md D26): the payments sweep on the second, every other
+# on half seconds no other entry uses, so no two leave beat together; a new entry takes a free
+# one (tests/gateway/test_beat_schedule.py walks the hour and names any collision).
 CELERY_BEAT_SCHEDULE = {
     "webhook-deliveries-due": {"task": "webhooks.tasks.deliveries_due_sweep", "schedule": every(5, at=0.5)},
     # A rotated webhook secret is wiped within a minute of its grace period's end.
